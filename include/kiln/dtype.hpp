@@ -1,0 +1,103 @@
+// Element types of tensors, and compile-time maps between them and C++ types.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <type_traits>
+
+#include "kiln/error.hpp"
+#include "kiln/half.hpp"
+
+namespace kiln {
+
+enum class DType : uint8_t {
+  kFloat32,
+  kFloat64,
+  kFloat16,
+  kBFloat16,
+  kInt8,
+  kUInt8,
+  kInt32,
+  kInt64,
+  kBool,
+};
+
+inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                                       DType::kBFloat16, DType::kInt8,    DType::kUInt8,
+                                       DType::kInt32,   DType::kInt64,   DType::kBool};
+
+size_t dtype_size(DType dtype);
+const char* dtype_name(DType dtype);               // "float32", "bfloat16", ...
+DType dtype_from_name(const std::string& name);    // throws kiln::Error for unknown names
+inline std::ostream& operator<<(std::ostream& os, DType d) { return os << dtype_name(d); }
+
+// ONNX TensorProto.DataType codes (FLOAT = 1, ..., BFLOAT16 = 16), used by attributes such as
+// Cast's `to`. dtype_from_onnx throws kiln::Error(kUnsupported) for types Kiln does not have.
+int dtype_to_onnx(DType dtype);
+DType dtype_from_onnx(int64_t code);
+
+constexpr bool is_floating(DType d) {
+  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16;
+}
+constexpr bool is_integral(DType d) {
+  return d == DType::kInt8 || d == DType::kUInt8 || d == DType::kInt32 || d == DType::kInt64;
+}
+
+// C++ type <-> DType.
+template <class T>
+struct DTypeOf;
+template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
+template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
+template <> struct DTypeOf<float16> { static constexpr DType value = DType::kFloat16; };
+template <> struct DTypeOf<bfloat16> { static constexpr DType value = DType::kBFloat16; };
+template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kInt8; };
+template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUInt8; };
+template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+template <class T>
+inline constexpr DType dtype_of = DTypeOf<std::remove_cv_t<T>>::value;
+
+// The type reference kernels compute in: float for the 16-bit floats, the type itself otherwise.
+template <class T>
+using compute_t = std::conditional_t<std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>, float, T>;
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+// Calls f(TypeTag<T>{}) with the C++ type of `dtype`.
+template <class F>
+decltype(auto) dispatch_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kFloat32: return f(TypeTag<float>{});
+    case DType::kFloat64: return f(TypeTag<double>{});
+    case DType::kFloat16: return f(TypeTag<float16>{});
+    case DType::kBFloat16: return f(TypeTag<bfloat16>{});
+    case DType::kInt8: return f(TypeTag<int8_t>{});
+    case DType::kUInt8: return f(TypeTag<uint8_t>{});
+    case DType::kInt32: return f(TypeTag<int32_t>{});
+    case DType::kInt64: return f(TypeTag<int64_t>{});
+    case DType::kBool: return f(TypeTag<bool>{});
+  }
+  raise(ErrorCode::kInternal, "dispatch_dtype: invalid dtype ", static_cast<int>(dtype));
+}
+
+// Converts one value between C++ element types, going through float for the 16-bit floats.
+template <class To, class From>
+To convert_value(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return static_cast<compute_t<From>>(v) != compute_t<From>(0);
+  } else if constexpr (std::is_same_v<To, float16> || std::is_same_v<To, bfloat16>) {
+    return To(static_cast<float>(static_cast<compute_t<From>>(v)));
+  } else {
+    return static_cast<To>(static_cast<compute_t<From>>(v));
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,234 @@
+#include "kiln/tensor.hpp"
+
+#include <cstring>
+#include <sstream>
+
+#include "kiln/error.hpp"
+#include "thread_pool.h"
+
+namespace kiln {
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype, std::vector<int64_t> strides,
+               int64_t offset)
+    : storage_(std::move(storage)), shape_(std::move(shape)), dtype_(dtype), strides_(std::move(strides)),
+      offset_(offset) {
+  KILN_CHECK(shape_.is_known(), ErrorCode::kShapeMismatch, "Tensor: shape ", shape_, " has unknown dimensions");
+  if (strides_.empty() && shape_.ndim() > 0) strides_ = contiguous_strides(shape_);
+  KILN_CHECK(static_cast<int>(strides_.size()) == shape_.ndim(), ErrorCode::kInternal, "Tensor: ",
+             strides_.size(), " strides for shape ", shape_);
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  KILN_CHECK(shape.is_known(), ErrorCode::kShapeMismatch, "Tensor::empty: shape ", shape,
+             " has unknown dimensions");
+  const size_t nbytes = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
+  return Tensor(Storage::allocate(nbytes, device), shape, dtype);
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
+  Tensor t = empty(shape, dtype, device);
+  if (t.nbytes()) std::memset(t.raw_data(), 0, t.nbytes());  // all-zero bits are 0 in every dtype
+  return t;
+}
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device) {
+  Tensor t = empty(shape, dtype, device);
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v = convert_value<T>(value);
+    T* p = t.data<T>();
+    parallel_for(0, t.numel(), 1 << 16, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) p[i] = v;
+    });
+  });
+  return t;
+}
+
+Tensor Tensor::scalar(double value, DType dtype) {
+  Tensor t(Storage::small_host(dtype_size(dtype)), Shape{}, dtype);
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    *t.data<T>() = convert_value<T>(value);
+  });
+  return t;
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int i = ndim() - 1; i >= 0; --i) {
+    if (shape_[i] != 1 && strides_[static_cast<size_t>(i)] != expected) return false;
+    expected *= shape_[i];
+  }
+  return true;
+}
+
+void* Tensor::raw_data() const {
+  KILN_CHECK(defined(), ErrorCode::kInvalidArgument, "Tensor: reading data of an undefined tensor");
+  return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize());
+}
+
+double Tensor::item() const {
+  KILN_CHECK(numel() == 1, ErrorCode::kShapeMismatch, "Tensor::item: expected one element, got shape ", shape_);
+  return dispatch_dtype(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return convert_value<double>(*static_cast<const T*>(raw_data()));
+  });
+}
+
+void Tensor::check_dtype(DType expected, const std::string& what) const {
+  KILN_CHECK(dtype_ == expected, ErrorCode::kTypeMismatch, what, ": expected dtype ", dtype_name(expected),
+             ", got ", dtype_name(dtype_));
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  KILN_CHECK(shape.numel() == numel(), ErrorCode::kShapeMismatch, "reshape: cannot view shape ", shape_, " (",
+             numel(), " elements) as ", shape, " (", shape.numel(), " elements)");
+  KILN_CHECK(is_contiguous(), ErrorCode::kInvalidArgument, "reshape: a view needs a contiguous tensor; shape ",
+             shape_, " has strides that are not row-major (call contiguous() first)");
+  return Tensor(storage_, shape, dtype_, {}, offset_);
+}
+
+Tensor Tensor::slice(int64_t axis, int64_t begin, int64_t end, int64_t step) const {
+  const int a = normalize_axis(axis, ndim(), "slice");
+  KILN_CHECK(step > 0, ErrorCode::kInvalidArgument, "slice: step must be positive, got ", step);
+  const int64_t dim = shape_[a];
+  auto clamp = [dim](int64_t i) { return std::min(std::max(i < 0 ? i + dim : i, int64_t{0}), dim); };
+  begin = clamp(begin);
+  end = std::max(clamp(end), begin);
+  Shape shape = shape_;
+  shape[a] = (end - begin + step - 1) / step;
+  std::vector<int64_t> strides = strides_;
+  strides[static_cast<size_t>(a)] *= step;
+  return Tensor(storage_, shape, dtype_, strides, offset_ + begin * strides_[static_cast<size_t>(a)]);
+}
+
+Tensor Tensor::transpose(const std::vector<int64_t>& perm) const {
+  KILN_CHECK(static_cast<int>(perm.size()) == ndim(), ErrorCode::kInvalidArgument, "transpose: perm has ",
+             perm.size(), " entries for a tensor of rank ", ndim());
+  std::vector<bool> seen(perm.size(), false);
+  std::vector<int64_t> dims(perm.size()), strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    const int p = normalize_axis(perm[i], ndim(), "transpose");
+    KILN_CHECK(!seen[static_cast<size_t>(p)], ErrorCode::kInvalidArgument, "transpose: axis ", p,
+               " appears twice in perm");
+    seen[static_cast<size_t>(p)] = true;
+    dims[i] = shape_[p];
+    strides[i] = strides_[static_cast<size_t>(p)];
+  }
+  return Tensor(storage_, Shape(dims), dtype_, strides, offset_);
+}
+
+Tensor Tensor::as_strided(const Shape& shape, std::vector<int64_t> strides, int64_t offset) const {
+  return Tensor(storage_, shape, dtype_, std::move(strides), offset);
+}
+
+Tensor Tensor::contiguous() const {
+  if (!defined() || is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape_, dtype_, device());
+  out.copy_from(*this);
+  return out;
+}
+
+namespace {
+
+// Copies `count` rows of an N-d strided layout, row by row; the innermost axis is copied with
+// memcpy when both sides are dense along it.
+void strided_copy(const Tensor& dst, const Tensor& src) {
+  const int nd = src.ndim();
+  const size_t item = src.itemsize();
+  const auto* s = static_cast<const char*>(src.raw_data());
+  auto* d = static_cast<char*>(dst.raw_data());
+  if (nd == 0) {
+    std::memcpy(d, s, item);
+    return;
+  }
+  const int64_t inner = src.shape()[nd - 1];
+  const int64_t s_inner = src.strides().back(), d_inner = dst.strides().back();
+  const int64_t rows = src.numel() / std::max<int64_t>(inner, 1);
+  parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
+    std::vector<int64_t> index(static_cast<size_t>(nd), 0);
+    for (int64_t row = b; row < e; ++row) {
+      int64_t rem = row, s_off = 0, d_off = 0;
+      for (int a = nd - 2; a >= 0; --a) {
+        const int64_t i = rem % src.shape()[a];
+        rem /= src.shape()[a];
+        s_off += i * src.strides()[static_cast<size_t>(a)];
+        d_off += i * dst.strides()[static_cast<size_t>(a)];
+      }
+      const char* sp = s + s_off * static_cast<int64_t>(item);
+      char* dp = d + d_off * static_cast<int64_t>(item);
+      if (s_inner == 1 && d_inner == 1) {
+        std::memcpy(dp, sp, static_cast<size_t>(inner) * item);
+      } else {
+        for (int64_t j = 0; j < inner; ++j)
+          std::memcpy(dp + j * d_inner * static_cast<int64_t>(item), sp + j * s_inner * static_cast<int64_t>(item),
+                      item);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void Tensor::copy_from(const Tensor& src) {
+  KILN_CHECK(src.shape() == shape_, ErrorCode::kShapeMismatch, "copy_from: source shape ", src.shape(),
+             " differs from destination shape ", shape_);
+  KILN_CHECK(src.dtype() == dtype_, ErrorCode::kTypeMismatch, "copy_from: source dtype ", src.dtype(),
+             " differs from destination dtype ", dtype_);
+  KILN_CHECK(src.device().is_cpu() && device().is_cpu(), ErrorCode::kUnsupported,
+             "copy_from: copies between ", src.device(), " and ", device(), " need the CUDA backend");
+  if (numel() == 0) return;
+  if (is_contiguous() && src.is_contiguous()) {
+    std::memcpy(raw_data(), src.raw_data(), nbytes());
+    return;
+  }
+  strided_copy(*this, src);
+}
+
+Tensor Tensor::cast(DType dtype) const {
+  if (dtype == dtype_) return clone();
+  const Tensor src = contiguous();
+  Tensor out = empty(shape_, dtype, device());
+  dispatch_dtype(dtype_, [&](auto from_tag) {
+    using From = typename decltype(from_tag)::type;
+    dispatch_dtype(dtype, [&](auto to_tag) {
+      using To = typename decltype(to_tag)::type;
+      const From* s = src.data<From>();
+      To* d = out.data<To>();
+      parallel_for(0, numel(), 1 << 15, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) d[i] = convert_value<To>(s[i]);
+      });
+    });
+  });
+  return out;
+}
+
+std::string Tensor::to_string(int64_t max_elements) const {
+  std::ostringstream os;
+  os << "Tensor" << shape_ << ' ' << dtype_name(dtype_);
+  if (!defined()) return os.str() + " (undefined)";
+  const Tensor c = contiguous();
+  os << " [";
+  const int64_t n = std::min(numel(), max_elements);
+  dispatch_dtype(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = c.data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (i) os << ", ";
+      if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+        os << static_cast<int>(p[i]);
+      } else {
+        os << static_cast<compute_t<T>>(p[i]);
+      }
+    }
+  });
+  if (numel() > n) os << ", ...";
+  os << ']';
+  return os.str();
+}
+
+}  // namespace kiln

@@ -1,0 +1,56 @@
+// The asynchronous dependency engine. Work is pushed with the variables it reads and writes;
+// the engine runs it once every earlier write to what it reads, and every earlier read or write
+// of what it writes, has finished. Reads of one variable run concurrently; writes run alone and
+// in push order. This is MXNet's engine model (PushAsync with const and mutable vars).
+//
+// Errors: an exception thrown by pushed work is stored, with the op's name, on every variable
+// the work writes. Work that reads a variable holding an error does not run and passes the
+// error on to what it writes. wait_for_var() rethrows the variable's error; wait_all() rethrows
+// the first error since the previous wait_all(). The engine itself keeps running.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::engine {
+
+class Var;
+using VarPtr = std::shared_ptr<Var>;
+
+VarPtr new_var();
+
+struct EngineStats {
+  uint64_t ops_pushed = 0;
+  uint64_t ops_completed = 0;
+  uint64_t ops_failed = 0;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // Schedules `fn`. A variable listed in both sets counts as written; duplicates are ignored.
+  virtual void push(std::function<void()> fn, std::vector<VarPtr> reads, std::vector<VarPtr> writes,
+                    std::string name) = 0;
+  // Blocks until all work pushed so far that writes `var` has finished; rethrows its error.
+  virtual void wait_for_var(const VarPtr& var) = 0;
+  // Blocks until all work pushed so far that reads or writes `var` has finished (so that the
+  // caller may write it directly); rethrows its error.
+  virtual void wait_for_var_write(const VarPtr& var) = 0;
+  // Blocks until every pushed op has finished; rethrows the first error since the last call.
+  virtual void wait_all() = 0;
+  virtual int num_workers() const = 0;
+  virtual EngineStats stats() const = 0;
+};
+
+// The process-wide engine. KILN_ENGINE=naive runs every op synchronously in push() (for
+// debugging); otherwise KILN_ENGINE_THREADS worker threads (default 2) run ready ops.
+Engine& get();
+
+// A fresh engine, for tests that need one of their own.
+std::unique_ptr<Engine> make_threaded_engine(int num_workers);
+std::unique_ptr<Engine> make_naive_engine();
+
+}  // namespace kiln::engine

@@ -1,0 +1,317 @@
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "engine.h"
+#include "kiln/error.hpp"
+
+namespace kiln::engine {
+
+struct OpBlock;
+
+// A dependency token. Its queue holds the ops waiting for it in push order; the front ops are
+// granted access as the rule allows: any number of readers together, or one writer alone.
+class Var {
+ public:
+  std::mutex mutex;
+  std::deque<std::pair<OpBlock*, bool>> waiting;  // (op, is_write)
+  int active_reads = 0;
+  bool active_write = false;
+  std::exception_ptr error;
+};
+
+VarPtr new_var() { return std::make_shared<Var>(); }
+
+struct OpBlock {
+  std::function<void()> fn;
+  std::string name;
+  std::vector<VarPtr> reads, writes;
+  bool is_sync = false;          // a wait marker: it neither runs user work nor touches errors
+  std::atomic<int> blockers{0};  // vars not yet granted, plus one held by push() itself
+};
+
+namespace {
+
+// Grants the front of `var`'s queue; ops whose last blocker this was are appended to `ready`.
+// Call with var.mutex held.
+void grant(Var& var, std::vector<OpBlock*>& ready) {
+  while (!var.waiting.empty()) {
+    auto [op, is_write] = var.waiting.front();
+    if (is_write) {
+      if (var.active_write || var.active_reads > 0) return;
+      var.active_write = true;
+    } else {
+      if (var.active_write) return;
+      ++var.active_reads;
+    }
+    var.waiting.pop_front();
+    if (op->blockers.fetch_sub(1) == 1) ready.push_back(op);
+    if (is_write) return;
+  }
+}
+
+void remove_duplicates(std::vector<VarPtr>& reads, std::vector<VarPtr>& writes) {
+  auto contains = [](const std::vector<VarPtr>& v, const VarPtr& x, size_t end) {
+    for (size_t i = 0; i < end; ++i)
+      if (v[i] == x) return true;
+    return false;
+  };
+  std::vector<VarPtr> w;
+  for (auto& x : writes)
+    if (x && !contains(w, x, w.size())) w.push_back(x);
+  std::vector<VarPtr> r;
+  for (auto& x : reads)
+    if (x && !contains(w, x, w.size()) && !contains(r, x, r.size())) r.push_back(x);
+  reads = std::move(r);
+  writes = std::move(w);
+}
+
+class ThreadedEngine final : public Engine {
+ public:
+  // num_workers == 0: the naive engine, which runs every op inside push().
+  explicit ThreadedEngine(int num_workers) {
+    for (int i = 0; i < num_workers; ++i) workers_.emplace_back([this] { worker_loop(); });
+  }
+
+  ~ThreadedEngine() override {
+    wait_until_idle();
+    {
+      std::lock_guard<std::mutex> lock(queue_mutex_);
+      stopping_ = true;
+    }
+    queue_cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+  void push(std::function<void()> fn, std::vector<VarPtr> reads, std::vector<VarPtr> writes,
+            std::string name) override {
+    push_block(std::move(fn), std::move(reads), std::move(writes), std::move(name), false);
+  }
+
+  void wait_for_var(const VarPtr& var) override {
+    {
+      std::lock_guard<std::mutex> lock(var->mutex);
+      if (var->waiting.empty() && !var->active_write) {
+        if (var->error) std::rethrow_exception(var->error);
+        return;
+      }
+    }
+    // A reader of `var` runs after every earlier writer: once it runs, the var is ready.
+    wait_on_marker(var, false);
+  }
+
+  void wait_for_var_write(const VarPtr& var) override {
+    {
+      std::lock_guard<std::mutex> lock(var->mutex);
+      if (var->waiting.empty() && !var->active_write && var->active_reads == 0) {
+        if (var->error) std::rethrow_exception(var->error);
+        return;
+      }
+    }
+    wait_on_marker(var, true);
+  }
+
+  void wait_all() override {
+    wait_until_idle();
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (first_error_) {
+      auto e = first_error_;
+      first_error_ = nullptr;
+      std::rethrow_exception(e);
+    }
+  }
+
+  int num_workers() const override { return static_cast<int>(workers_.size()); }
+
+  EngineStats stats() const override {
+    return {pushed_.load(), completed_.load(), failed_.load()};
+  }
+
+
+ private:
+  void wait_on_marker(const VarPtr& var, bool as_writer) {
+    std::promise<void> done;
+    auto future = done.get_future();
+    std::vector<VarPtr> vars{var};
+    push_block([&done] { done.set_value(); }, as_writer ? std::vector<VarPtr>{} : vars,
+               as_writer ? vars : std::vector<VarPtr>{}, "wait_for_var", true);
+    future.wait();
+    std::lock_guard<std::mutex> lock(var->mutex);
+    if (var->error) std::rethrow_exception(var->error);
+  }
+
+  void push_block(std::function<void()> fn, std::vector<VarPtr> reads, std::vector<VarPtr> writes,
+                  std::string name, bool is_sync) {
+    remove_duplicates(reads, writes);
+    // Owned by the engine from here until execute() finishes it.
+    auto* op = new OpBlock{std::move(fn), std::move(name), std::move(reads), std::move(writes), is_sync};
+    op->blockers = static_cast<int>(op->reads.size() + op->writes.size()) + 1;
+    pending_.fetch_add(1);
+    pushed_.fetch_add(1, std::memory_order_relaxed);
+    std::vector<OpBlock*> ready;
+    for (auto& v : op->reads) enqueue(*v, op, false, ready);
+    for (auto& v : op->writes) enqueue(*v, op, true, ready);
+    if (op->blockers.fetch_sub(1) == 1) ready.push_back(op);
+    dispatch(ready);
+  }
+
+  static void enqueue(Var& var, OpBlock* op, bool is_write, std::vector<OpBlock*>& ready) {
+    std::lock_guard<std::mutex> lock(var.mutex);
+    var.waiting.emplace_back(op, is_write);
+    grant(var, ready);
+  }
+
+  void dispatch(std::vector<OpBlock*>& ready) {
+    if (ready.empty()) return;
+    if (workers_.empty()) {  // naive: run here, including whatever each op unblocks
+      while (!ready.empty()) {
+        OpBlock* op = ready.back();
+        ready.pop_back();
+        execute(op, ready);
+      }
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(queue_mutex_);
+      for (OpBlock* op : ready) queue_.push_back(op);
+    }
+    if (ready.size() == 1) {
+      queue_cv_.notify_one();
+    } else {
+      queue_cv_.notify_all();
+    }
+    ready.clear();
+  }
+
+  void worker_loop() {
+    std::vector<OpBlock*> ready;
+    for (;;) {
+      OpBlock* op;
+      {
+        std::unique_lock<std::mutex> lock(queue_mutex_);
+        queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        op = queue_.front();
+        queue_.pop_front();
+      }
+      // Run the op, then directly run one op it unblocked (a chain stays on this thread
+      // without a trip through the queue); hand the others to the queue.
+      while (op) {
+        execute(op, ready);
+        op = nullptr;
+        if (!ready.empty()) {
+          op = ready.back();
+          ready.pop_back();
+          dispatch(ready);
+        }
+      }
+    }
+  }
+
+  // Runs `op` (or skips it when an input holds an error), releases its vars and appends the
+  // ops that became ready.
+  void execute(OpBlock* op, std::vector<OpBlock*>& ready) {
+    if (op->is_sync) {
+      op->fn();
+      finish(op, ready, nullptr, true);
+      return;
+    }
+    std::exception_ptr error;
+    for (auto& v : op->reads) {
+      std::lock_guard<std::mutex> lock(v->mutex);
+      if (v->error) {
+        error = v->error;
+        break;
+      }
+    }
+    if (!error) {
+      try {
+        op->fn();
+      } catch (const Error& e) {
+        error = std::make_exception_ptr(Error(e.code(), "async op '" + op->name + "' failed: " + e.what()));
+      } catch (const std::exception& e) {
+        error = std::make_exception_ptr(
+            Error(ErrorCode::kRuntime, "async op '" + op->name + "' failed: " + e.what()));
+      } catch (...) {
+        error = std::make_exception_ptr(
+            Error(ErrorCode::kRuntime, "async op '" + op->name + "' failed with a non-standard exception"));
+      }
+      if (error) {
+        failed_.fetch_add(1, std::memory_order_relaxed);
+        std::lock_guard<std::mutex> lock(error_mutex_);
+        if (!first_error_) first_error_ = error;
+      }
+    }
+    finish(op, ready, error, false);
+  }
+
+  // Releases `op`'s vars (recording `error` on what it wrote, unless it is a wait marker) and
+  // deletes it.
+  void finish(OpBlock* op, std::vector<OpBlock*>& ready, std::exception_ptr error, bool keep_errors) {
+    op->fn = nullptr;  // release captured arrays before their vars are released
+    for (auto& v : op->reads) {
+      std::lock_guard<std::mutex> lock(v->mutex);
+      --v->active_reads;
+      grant(*v, ready);
+    }
+    for (auto& v : op->writes) {
+      std::lock_guard<std::mutex> lock(v->mutex);
+      v->active_write = false;
+      if (!keep_errors) v->error = error;  // a successful write clears an earlier error
+      grant(*v, ready);
+    }
+    delete op;
+    completed_.fetch_add(1, std::memory_order_relaxed);
+    if (pending_.fetch_sub(1) == 1) {
+      std::lock_guard<std::mutex> lock(idle_mutex_);
+      idle_cv_.notify_all();
+    }
+  }
+
+  void wait_until_idle() {
+    std::unique_lock<std::mutex> lock(idle_mutex_);
+    idle_cv_.wait(lock, [&] { return pending_.load() == 0; });
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_;
+  std::deque<OpBlock*> queue_;
+  bool stopping_ = false;
+
+  std::atomic<int64_t> pending_{0};
+  std::mutex idle_mutex_;
+  std::condition_variable idle_cv_;
+
+  std::mutex error_mutex_;
+  std::exception_ptr first_error_;
+
+  std::atomic<uint64_t> pushed_{0}, completed_{0}, failed_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_threaded_engine(int num_workers) {
+  KILN_CHECK(num_workers >= 1, ErrorCode::kInvalidArgument, "engine: expected at least one worker, got ",
+             num_workers);
+  return std::make_unique<ThreadedEngine>(num_workers);
+}
+
+std::unique_ptr<Engine> make_naive_engine() { return std::make_unique<ThreadedEngine>(0); }
+
+Engine& get() {
+  // Never destroyed: arrays owned by static objects may push their last ops during exit.
+  static Engine& engine = [] () -> Engine& {
+    const char* kind = std::getenv("KILN_ENGINE");
+    if (kind && std::string(kind) == "naive") return *make_naive_engine().release();
+    const char* threads = std::getenv("KILN_ENGINE_THREADS");
+    return *make_threaded_engine(threads ? std::max(1, std::atoi(threads)) : 2).release();
+  }();
+  return engine;
+}
+
+}  // namespace kiln::engine

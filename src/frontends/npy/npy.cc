@@ -1,0 +1,143 @@
+#include "kiln/npy.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "kiln/error.hpp"
+
+namespace kiln::npy {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+
+DType dtype_from_descr(const std::string& descr, const std::string& path) {
+  // '|' (not applicable) and '<' (little-endian) are accepted; '>' would need byte swapping.
+  KILN_CHECK(descr.size() >= 3, ErrorCode::kUnsupported, path, ": unsupported dtype descriptor '", descr, "'");
+  const char order = descr[0];
+  KILN_CHECK(order == '<' || order == '|' || order == '=', ErrorCode::kUnsupported, path,
+             ": big-endian data ('", descr, "') is not supported");
+  const std::string code = descr.substr(1);
+  if (code == "f4") return DType::kFloat32;
+  if (code == "f8") return DType::kFloat64;
+  if (code == "f2") return DType::kFloat16;
+  if (code == "i1") return DType::kInt8;
+  if (code == "u1") return DType::kUInt8;
+  if (code == "i4") return DType::kInt32;
+  if (code == "i8") return DType::kInt64;
+  if (code == "b1") return DType::kBool;
+  if (code == "u2") return DType::kBFloat16;  // Kiln's convention: bfloat16 travels as uint16 bits
+  raise(ErrorCode::kUnsupported, path, ": unsupported dtype descriptor '", descr, "'");
+}
+
+const char* descr_for(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return "<f4";
+    case DType::kFloat64: return "<f8";
+    case DType::kFloat16: return "<f2";
+    case DType::kBFloat16: return "<u2";
+    case DType::kInt8: return "|i1";
+    case DType::kUInt8: return "|u1";
+    case DType::kInt32: return "<i4";
+    case DType::kInt64: return "<i8";
+    case DType::kBool: return "|b1";
+  }
+  return "";
+}
+
+}  // namespace
+
+Tensor load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  KILN_CHECK(in.good(), ErrorCode::kIo, path, ": cannot open file");
+  char magic[6];
+  in.read(magic, 6);
+  KILN_CHECK(in.gcount() == 6 && std::memcmp(magic, kMagic, 6) == 0, ErrorCode::kIo, path,
+             ": not a .npy file (bad magic)");
+  unsigned char version[2];
+  in.read(reinterpret_cast<char*>(version), 2);
+  KILN_CHECK(in.good() && version[0] >= 1 && version[0] <= 3, ErrorCode::kUnsupported, path,
+             ": unsupported .npy version ", int(version[0]), ".", int(version[1]));
+  uint32_t header_len = 0;
+  if (version[0] == 1) {
+    unsigned char b[2];
+    in.read(reinterpret_cast<char*>(b), 2);
+    header_len = b[0] | (b[1] << 8);
+  } else {
+    unsigned char b[4];
+    in.read(reinterpret_cast<char*>(b), 4);
+    header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+  }
+  KILN_CHECK(in.good() && header_len < (1u << 20), ErrorCode::kIo, path, ": truncated or oversized header");
+  std::string header(header_len, '\0');
+  in.read(header.data(), header_len);
+  KILN_CHECK(static_cast<uint32_t>(in.gcount()) == header_len, ErrorCode::kIo, path, ": truncated header");
+
+  std::smatch m;
+  static const std::regex descr_re(R"('descr'\s*:\s*'([^']+)')");
+  static const std::regex order_re(R"('fortran_order'\s*:\s*(True|False))");
+  static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
+  KILN_CHECK(std::regex_search(header, m, descr_re), ErrorCode::kIo, path, ": header has no 'descr'");
+  const DType dtype = dtype_from_descr(m[1].str(), path);
+  KILN_CHECK(std::regex_search(header, m, order_re), ErrorCode::kIo, path, ": header has no 'fortran_order'");
+  const bool fortran = m[1].str() == "True";
+  KILN_CHECK(std::regex_search(header, m, shape_re), ErrorCode::kIo, path, ": header has no 'shape'");
+  std::vector<int64_t> dims;
+  std::stringstream dims_text(m[1].str());
+  std::string item;
+  while (std::getline(dims_text, item, ',')) {
+    if (item.find_first_not_of(" \t") == std::string::npos) continue;
+    try {
+      dims.push_back(std::stoll(item));
+    } catch (const std::exception&) {
+      raise(ErrorCode::kIo, path, ": bad dimension '", item, "' in shape");
+    }
+    KILN_CHECK(dims.back() >= 0, ErrorCode::kIo, path, ": negative dimension in shape");
+  }
+  const Shape shape(dims);
+  // Fortran order is column-major: read it as the reversed shape, then transpose back.
+  const Shape stored = fortran ? Shape(std::vector<int64_t>(dims.rbegin(), dims.rend())) : shape;
+  Tensor t = Tensor::empty(stored, dtype);
+  in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()));
+  KILN_CHECK(static_cast<size_t>(in.gcount()) == t.nbytes(), ErrorCode::kIo, path, ": expected ", t.nbytes(),
+             " bytes of data for shape ", shape, " ", dtype_name(dtype), ", found ", in.gcount());
+  if (!fortran || shape.ndim() < 2) return t;
+  std::vector<int64_t> perm;
+  for (int i = shape.ndim() - 1; i >= 0; --i) perm.push_back(i);
+  return t.transpose(perm).contiguous();
+}
+
+Tensor load_as(const std::string& path, DType dtype) {
+  Tensor t = load(path);
+  KILN_CHECK(dtype_size(dtype) == t.itemsize(), ErrorCode::kTypeMismatch, path, ": cannot read ",
+             dtype_name(t.dtype()), " data as ", dtype_name(dtype));
+  return Tensor(t.storage(), t.shape(), dtype, t.strides(), t.offset());
+}
+
+void save(const std::string& path, const Tensor& tensor) {
+  const Tensor t = tensor.contiguous();
+  std::ostringstream header;
+  header << "{'descr': '" << descr_for(t.dtype()) << "', 'fortran_order': False, 'shape': (";
+  for (int i = 0; i < t.ndim(); ++i) header << t.shape()[i] << (t.ndim() == 1 || i + 1 < t.ndim() ? ", " : "");
+  header << "), }";
+  std::string h = header.str();
+  // The data starts on a 64-byte boundary; the header ends with a newline.
+  const size_t total = 10 + h.size() + 1;
+  h.append((64 - total % 64) % 64, ' ');
+  h.push_back('\n');
+  std::ofstream out(path, std::ios::binary);
+  KILN_CHECK(out.good(), ErrorCode::kIo, path, ": cannot open for writing");
+  out.write(kMagic, 6);
+  const char version[2] = {1, 0};
+  out.write(version, 2);
+  const uint16_t len = static_cast<uint16_t>(h.size());
+  const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  out.write(len_bytes, 2);
+  out.write(h.data(), static_cast<std::streamsize>(h.size()));
+  if (t.nbytes()) out.write(static_cast<const char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()));
+  KILN_CHECK(out.good(), ErrorCode::kIo, path, ": write failed");
+}
+
+}  // namespace kiln::npy

@@ -1,0 +1,247 @@
+#include "kiln/ndarray.hpp"
+
+#include <sstream>
+
+#include "engine/engine.h"
+#include "ops/op_schema.h"
+
+namespace kiln {
+
+namespace detail {
+struct Chunk {
+  engine::VarPtr var = engine::new_var();
+};
+}  // namespace detail
+
+namespace {
+std::shared_ptr<detail::Chunk> new_chunk() { return std::make_shared<detail::Chunk>(); }
+
+bool shares_storage(const NDArray& a, const NDArray& b) {
+  return a.defined() && b.defined() && a.view().storage() == b.view().storage();
+}
+}  // namespace
+
+NDArray::NDArray(Tensor tensor) : chunk_(new_chunk()), view_(std::move(tensor)) {}
+
+void NDArray::wait_to_read() const {
+  if (chunk_) engine::get().wait_for_var(chunk_->var);
+}
+
+void NDArray::wait_to_write() const {
+  if (chunk_) engine::get().wait_for_var_write(chunk_->var);
+}
+
+Tensor NDArray::tensor() const {
+  KILN_CHECK(defined(), ErrorCode::kInvalidArgument, "NDArray: reading an undefined array");
+  wait_to_read();
+  return view_;
+}
+
+const void* NDArray::contiguous_data(DType expected) const {
+  const Tensor t = tensor();
+  t.check_dtype(expected, "NDArray::data");
+  KILN_CHECK(t.is_contiguous(), ErrorCode::kInvalidArgument, "NDArray::data: the array of shape ", shape(),
+             " is a strided view; call copy() first");
+  return t.raw_data();
+}
+
+std::string NDArray::to_string() const {
+  if (!defined()) return "NDArray (undefined)";
+  return tensor().to_string() + " @" + device().to_string();
+}
+
+std::ostream& operator<<(std::ostream& os, const NDArray& a) { return os << a.to_string(); }
+
+NDArray NDArray::reshape(const Shape& requested) const {
+  std::vector<int64_t> dims = requested.dims();
+  int infer_at = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == -1) {
+      KILN_CHECK(infer_at < 0, ErrorCode::kInvalidArgument, "reshape: at most one -1 allowed, got ", requested);
+      infer_at = static_cast<int>(i);
+    } else {
+      KILN_CHECK(dims[i] >= 0, ErrorCode::kInvalidArgument, "reshape: invalid dimension ", dims[i], " in ",
+                 requested);
+      known *= dims[i];
+    }
+  }
+  if (infer_at >= 0) {
+    KILN_CHECK(known > 0 && size() % known == 0, ErrorCode::kShapeMismatch, "reshape: cannot reshape ",
+               shape(), " to ", requested);
+    dims[static_cast<size_t>(infer_at)] = size() / known;
+  }
+  const Shape target(dims);
+  KILN_CHECK(target.numel() == size(), ErrorCode::kShapeMismatch, "reshape: cannot reshape ", shape(), " (",
+             size(), " elements) to ", target, " (", target.numel(), " elements)");
+  if (view_.is_contiguous()) return NDArray(chunk_, view_.reshape(target));
+  return copy().reshape(target);
+}
+
+NDArray NDArray::slice(int64_t axis, int64_t begin, int64_t end, int64_t step) const {
+  return NDArray(chunk_, view_.slice(axis, begin, end, step));
+}
+
+NDArray NDArray::transpose(std::vector<int64_t> perm) const {
+  if (perm.empty())
+    for (int i = ndim() - 1; i >= 0; --i) perm.push_back(i);
+  return NDArray(chunk_, view_.transpose(perm));
+}
+
+NDArray NDArray::at(int64_t index) const {
+  KILN_CHECK(ndim() >= 1, ErrorCode::kOutOfRange, "at: cannot index a 0-d array");
+  const int64_t n = shape()[0];
+  KILN_CHECK(index >= -n && index < n, ErrorCode::kOutOfRange, "at: index ", index, " is out of range for axis 0 of size ", n);
+  if (index < 0) index += n;
+  std::vector<int64_t> dims(shape().begin() + 1, shape().end());
+  std::vector<int64_t> strides(view_.strides().begin() + 1, view_.strides().end());
+  return NDArray(chunk_, view_.as_strided(Shape(dims), strides, view_.offset() + index * view_.strides()[0]));
+}
+
+NDArray NDArray::copy() const { return nd::invoke1("Identity", {*this}); }
+
+NDArray NDArray::copyto(Device device) const {
+  KILN_CHECK(device == this->device(), ErrorCode::kUnsupported, "copyto: copies from ", this->device(), " to ",
+             device, " need the CUDA backend");
+  return copy();
+}
+
+NDArray NDArray::astype(DType dtype) const { return nd::cast(*this, dtype); }
+
+namespace nd {
+
+namespace {
+
+// Pushes one op. `given` holds the arrays to write into, or is empty to allocate new ones.
+std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArray>& inputs, const AttrMap& attrs,
+                             int num_outputs, const std::vector<NDArray>& given) {
+  const ops::OpSchema& schema = ops::OpRegistry::global().get(op_name);
+  auto bound = std::make_shared<const Attrs>(schema.bind(attrs));
+
+  Device device = cpu();
+  for (const auto& in : inputs)
+    if (in.defined()) {
+      device = in.device();
+      break;
+    }
+  std::vector<std::optional<ops::TensorInfo>> infos;
+  std::vector<Tensor> known_values(inputs.size());
+  std::vector<const Tensor*> values(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const NDArray& in = inputs[i];
+    if (!in.defined()) {
+      infos.emplace_back(std::nullopt);
+      continue;
+    }
+    KILN_CHECK(in.device() == device, ErrorCode::kInvalidArgument, op_name, ": input ", i, " (",
+               schema.input_name(static_cast<int>(i)), ") is on ", in.device(), ", expected ", device);
+    infos.emplace_back(ops::TensorInfo{in.dtype(), in.shape()});
+    const size_t spec = std::min(i, schema.inputs().size() - 1);
+    if (schema.inputs()[spec].value_sets_shape) {  // shape inference needs these values now
+      known_values[i] = in.tensor().contiguous();
+      values[i] = &known_values[i];
+    }
+  }
+  const int requested = given.empty() ? num_outputs : static_cast<int>(given.size());
+  const auto out_infos = schema.infer_types(*bound, infos, values, requested);
+  KILN_CHECK(schema.reference_kernel() != nullptr, ErrorCode::kUnsupported, op_name, ": no CPU kernel");
+  KILN_CHECK(device.is_cpu(), ErrorCode::kUnsupported, op_name, ": no kernel for ", device,
+             " in this build (the CUDA backend is not built)");
+
+  std::vector<NDArray> outputs;
+  if (given.empty()) {
+    for (const auto& info : out_infos) outputs.emplace_back(Tensor::empty(info.shape, info.dtype, device));
+  } else {
+    KILN_CHECK(given.size() == out_infos.size(), ErrorCode::kInvalidArgument, op_name, ": ", given.size(),
+               " output arrays given, the op produces ", out_infos.size());
+    for (size_t i = 0; i < given.size(); ++i) {
+      KILN_CHECK(given[i].shape() == out_infos[i].shape, ErrorCode::kShapeMismatch, op_name, ": output ", i,
+                 " (", schema.output_name(static_cast<int>(i)), "): the result has shape ", out_infos[i].shape,
+                 " but the array written into has shape ", given[i].shape());
+      KILN_CHECK(given[i].dtype() == out_infos[i].dtype, ErrorCode::kTypeMismatch, op_name, ": output ", i,
+                 " (", schema.output_name(static_cast<int>(i)), "): the result has dtype ", out_infos[i].dtype,
+                 " but the array written into has dtype ", given[i].dtype());
+    }
+    outputs = given;
+  }
+
+  // An output that shares storage with an input is computed in a scratch buffer and copied in,
+  // unless the op is elementwise (it reads each element before writing it, so aliasing is safe).
+  std::vector<bool> via_scratch(outputs.size(), false);
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    bool aliased = false;
+    for (const auto& in : inputs) aliased |= shares_storage(in, outputs[o]);
+    const bool exact = outputs[o].view().is_contiguous();
+    via_scratch[o] = !exact || (aliased && !schema.is_elementwise());
+  }
+
+  std::vector<engine::VarPtr> reads, writes;
+  std::vector<Tensor> in_views, out_views;
+  for (const auto& in : inputs) {
+    in_views.push_back(in.defined() ? in.view() : Tensor());
+    if (in.defined()) reads.push_back(in.chunk()->var);
+  }
+  for (const auto& out : outputs) {
+    out_views.push_back(out.view());
+    writes.push_back(out.chunk()->var);
+  }
+  engine::get().push(
+      [&schema, bound, in_views = std::move(in_views), out_views = std::move(out_views), via_scratch] {
+        std::vector<Tensor> ins;
+        for (const auto& t : in_views) ins.push_back(t.defined() ? t.contiguous() : Tensor());
+        std::vector<Tensor> outs;
+        for (size_t o = 0; o < out_views.size(); ++o)
+          outs.push_back(via_scratch[o] ? Tensor::empty(out_views[o].shape(), out_views[o].dtype()) : out_views[o]);
+        ops::KernelContext ctx{*bound, ins, outs};
+        schema.reference_kernel()(ctx);
+        for (size_t o = 0; o < out_views.size(); ++o)
+          if (via_scratch[o]) Tensor(out_views[o]).copy_from(outs[o]);
+      },
+      std::move(reads), std::move(writes), op_name);
+  return outputs;
+}
+
+}  // namespace
+
+std::vector<NDArray> invoke(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs,
+                            int num_outputs) {
+  return push_op(op, inputs, attrs, num_outputs, {});
+}
+
+NDArray invoke1(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs) {
+  return invoke(op, inputs, attrs).at(0);
+}
+
+void invoke_into(const std::string& op, const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
+                 const AttrMap& attrs) {
+  KILN_CHECK(!outputs.empty(), ErrorCode::kInvalidArgument, op, ": invoke_into needs at least one output array");
+  for (const auto& o : outputs)
+    KILN_CHECK(o.defined(), ErrorCode::kInvalidArgument, op, ": invoke_into got an undefined output array");
+  push_op(op, inputs, attrs, static_cast<int>(outputs.size()), outputs);
+}
+
+void waitall() { engine::get().wait_all(); }
+
+NDArray empty(const Shape& shape, DType dtype, Device device) {
+  return NDArray(Tensor::empty(shape, dtype, device));
+}
+
+NDArray full(const Shape& shape, double value, DType dtype, Device device) {
+  NDArray out = empty(shape, dtype, device);
+  const NDArray dims = array(shape.dims(), Shape{shape.ndim()});
+  invoke_into("ConstantOfShape", {dims}, {out}, {{"value", Tensor::scalar(value, dtype)}});
+  return out;
+}
+
+NDArray zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }
+NDArray ones(const Shape& shape, Device device) { return full(shape, 1, DType::kFloat32, device); }
+NDArray ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1, dtype, device); }
+NDArray scalar(double value, DType dtype) { return NDArray(Tensor::scalar(value, dtype)); }
+
+NDArray arange(double start, double stop, double step, DType dtype) {
+  return invoke1("Range", {scalar(start, dtype), scalar(stop, dtype), scalar(step, dtype)});
+}
+
+}  // namespace nd
+
+}  // namespace kiln

@@ -1,0 +1,332 @@
+// Binary elementwise ops with numpy broadcasting: arithmetic, comparison and logic, and the
+// variadic Max/Min/Sum/Mean. ONNX semantics: integer Div truncates toward zero; Mod follows the
+// divisor's sign unless fmod=1 (C fmod, required for floats).
+#include <cmath>
+#include <type_traits>
+
+#include "elementwise.h"
+#include "infer_util.h"
+
+namespace kiln::ops {
+namespace {
+
+std::vector<TensorInfo> infer_broadcast(InferContext& ctx, DType out_dtype) {
+  Shape shape = ctx.shape(0);
+  for (int i = 1; i < ctx.num_inputs(); ++i)
+    shape = broadcast_shapes(shape, ctx.shape(i), ctx.input_label(i));
+  return {TensorInfo{out_dtype, shape}};
+}
+
+// Inputs of one numeric dtype; output of that dtype.
+template <const auto& Allowed>
+std::vector<TensorInfo> infer_arithmetic(InferContext& ctx) {
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    require_dtype(ctx, i, Allowed);
+    if (i) require_same_dtype(ctx, 0, i);
+  }
+  return infer_broadcast(ctx, ctx.dtype(0));
+}
+
+// Inputs of one dtype; bool output.
+template <const auto& Allowed>
+std::vector<TensorInfo> infer_compare(InferContext& ctx) {
+  require_dtype(ctx, 0, Allowed);
+  require_same_dtype(ctx, 0, 1);
+  return infer_broadcast(ctx, DType::kBool);
+}
+
+inline constexpr DType kBoolOnly[] = {DType::kBool};
+inline constexpr DType kAllTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                                      DType::kInt8,    DType::kUInt8,   DType::kInt32,   DType::kInt64,
+                                      DType::kBool};
+
+// A kernel computing out = F(a, b) in the inputs' dtype.
+template <class F>
+KernelFn arithmetic_kernel(F f) {
+  return [f](KernelContext& ctx) {
+    dispatch_dtype(ctx.input(0).dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!std::is_same_v<T, bool>) map_binary<T, T, T>(ctx.input(0), ctx.input(1), ctx.output(0), f);
+    });
+  };
+}
+
+template <class F>
+KernelFn compare_kernel(F f) {
+  return [f](KernelContext& ctx) {
+    dispatch_dtype(ctx.input(0).dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      map_binary<T, T, bool>(ctx.input(0), ctx.input(1), ctx.output(0), f);
+    });
+  };
+}
+
+// Folds a variadic op pairwise: out = f(...f(f(x0, x1), x2)..., xn).
+template <class F>
+KernelFn variadic_kernel(F f, bool mean = false) {
+  return [f, mean](KernelContext& ctx) {
+    Tensor& out = ctx.output(0);
+    dispatch_dtype(out.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!std::is_same_v<T, bool>) {
+        Tensor acc = ctx.input(0);
+        for (int i = 1; i < ctx.num_inputs(); ++i) {
+          const Shape s = broadcast_shapes(acc.shape(), ctx.input(i).shape(), "variadic");
+          Tensor next = (s == out.shape()) ? out : Tensor::empty(s, out.dtype());
+          map_binary<T, T, T>(acc, ctx.input(i), next, f);
+          acc = next;
+        }
+        if (mean) {
+          const double n = ctx.num_inputs();
+          const Tensor scale = Tensor::scalar(n, out.dtype());
+          map_binary<T, T, T>(acc, scale, out, [](auto a, auto b) { return a / b; });
+        } else if (acc.raw_data() != out.raw_data() || acc.shape() != out.shape()) {
+          const Tensor zero = Tensor::scalar(0, out.dtype());
+          map_binary<T, T, T>(acc, zero, out, [](auto a, auto) { return a; });  // broadcast into out
+        }
+      }
+    });
+  };
+}
+
+template <class T>
+T int_div(T a, T b) {
+  KILN_CHECK(b != 0, ErrorCode::kInvalidArgument, "integer division by zero");
+  return static_cast<T>(a / b);
+}
+
+struct DivFn {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      return int_div(a, b);
+    } else {
+      return a / b;
+    }
+  }
+};
+
+struct MaxFn {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+    }
+    return a > b ? a : b;
+  }
+};
+
+struct MinFn {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+    }
+    return a < b ? a : b;
+  }
+};
+
+const auto kAdd = [](auto a, auto b) { return a + b; };
+
+KILN_REGISTER_OP(Add)
+    .doc("C = A + B, with numpy broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_arithmetic<kNumericDTypes>)
+    .kernel(arithmetic_kernel(kAdd));
+
+KILN_REGISTER_OP(Sub)
+    .doc("C = A - B, with numpy broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_arithmetic<kNumericDTypes>)
+    .kernel(arithmetic_kernel([](auto a, auto b) { return a - b; }));
+
+KILN_REGISTER_OP(Mul)
+    .doc("C = A * B, with numpy broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_arithmetic<kNumericDTypes>)
+    .kernel(arithmetic_kernel([](auto a, auto b) { return a * b; }));
+
+KILN_REGISTER_OP(Div)
+    .doc("C = A / B, with numpy broadcasting; integer division truncates toward zero.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_arithmetic<kNumericDTypes>)
+    .kernel(arithmetic_kernel(DivFn{}));
+
+KILN_REGISTER_OP(Pow)
+    .doc("Z = X ^ Y, with numpy broadcasting; Z has X's dtype, Y may be any numeric dtype.")
+    .input("X").input("Y").output("Z")
+    .elementwise()
+    .infer([](InferContext& ctx) {
+      require_dtype(ctx, 0, kNumericDTypes);
+      require_dtype(ctx, 1, kNumericDTypes);
+      return infer_broadcast(ctx, ctx.dtype(0));
+    })
+    .kernel([](KernelContext& ctx) {
+      dispatch_dtype(ctx.input(0).dtype(), [&](auto xtag) {
+        using TX = typename decltype(xtag)::type;
+        dispatch_dtype(ctx.input(1).dtype(), [&](auto ytag) {
+          using TY = typename decltype(ytag)::type;
+          if constexpr (!std::is_same_v<TX, bool> && !std::is_same_v<TY, bool>) {
+            map_binary<TX, TY, TX>(ctx.input(0), ctx.input(1), ctx.output(0), [](auto x, auto y) {
+              return static_cast<compute_t<TX>>(std::pow(static_cast<double>(x), static_cast<double>(y)));
+            });
+          }
+        });
+      });
+    });
+
+KILN_REGISTER_OP(Mod)
+    .doc("C = A mod B. fmod=0: the result takes the divisor's sign (integers only); fmod=1: C fmod.")
+    .input("A").input("B").output("C")
+    .attr("fmod", AttrType::kInt, 0)
+    .elementwise()
+    .infer([](InferContext& ctx) {
+      auto out = infer_arithmetic<kNumericDTypes>(ctx);
+      KILN_CHECK(ctx.attrs().get_int("fmod") == 1 || !is_floating(ctx.dtype(0)), ErrorCode::kInvalidArgument,
+                 "attribute 'fmod' must be 1 for floating-point inputs, got 0 with ", dtype_name(ctx.dtype(0)));
+      return out;
+    })
+    .kernel([](KernelContext& ctx) {
+      const bool c_fmod = ctx.attrs.get_int("fmod") == 1;
+      dispatch_dtype(ctx.input(0).dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (!std::is_same_v<T, bool>) {
+          map_binary<T, T, T>(ctx.input(0), ctx.input(1), ctx.output(0), [c_fmod](auto a, auto b) {
+            using C = decltype(a);
+            if constexpr (std::is_floating_point_v<C>) {
+              return static_cast<C>(std::fmod(a, b));
+            } else {
+              KILN_CHECK(b != 0, ErrorCode::kInvalidArgument, "integer modulo by zero");
+              C r = static_cast<C>(a % b);
+              if (!c_fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<C>(r + b);
+              return r;
+            }
+          });
+        }
+      });
+    });
+
+KILN_REGISTER_OP(Max)
+    .doc("Elementwise maximum of one or more inputs, with broadcasting; NaN wins.")
+    .input("data_0", Arity::kVariadic).output("max")
+    .elementwise()
+    .infer(infer_arithmetic<kNumericDTypes>)
+    .kernel(variadic_kernel(MaxFn{}));
+
+KILN_REGISTER_OP(Min)
+    .doc("Elementwise minimum of one or more inputs, with broadcasting; NaN wins.")
+    .input("data_0", Arity::kVariadic).output("min")
+    .elementwise()
+    .infer(infer_arithmetic<kNumericDTypes>)
+    .kernel(variadic_kernel(MinFn{}));
+
+KILN_REGISTER_OP(Sum)
+    .doc("Elementwise sum of one or more inputs, with broadcasting.")
+    .input("data_0", Arity::kVariadic).output("sum")
+    .elementwise()
+    .infer(infer_arithmetic<kNumericDTypes>)
+    .kernel(variadic_kernel(kAdd));
+
+KILN_REGISTER_OP(Mean)
+    .doc("Elementwise mean of one or more inputs, with broadcasting.")
+    .input("data_0", Arity::kVariadic).output("mean")
+    .elementwise()
+    .infer(infer_arithmetic<kFloatDTypes>)
+    .kernel(variadic_kernel(kAdd, true));
+
+KILN_REGISTER_OP(Equal)
+    .doc("C = (A == B), a bool tensor, with broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_compare<kAllTypes>)
+    .kernel(compare_kernel([](auto a, auto b) { return a == b; }));
+
+KILN_REGISTER_OP(Less)
+    .doc("C = (A < B), a bool tensor, with broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_compare<kNumericDTypes>)
+    .kernel(compare_kernel([](auto a, auto b) { return a < b; }));
+
+KILN_REGISTER_OP(LessOrEqual)
+    .doc("C = (A <= B), a bool tensor, with broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_compare<kNumericDTypes>)
+    .kernel(compare_kernel([](auto a, auto b) { return a <= b; }));
+
+KILN_REGISTER_OP(Greater)
+    .doc("C = (A > B), a bool tensor, with broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_compare<kNumericDTypes>)
+    .kernel(compare_kernel([](auto a, auto b) { return a > b; }));
+
+KILN_REGISTER_OP(GreaterOrEqual)
+    .doc("C = (A >= B), a bool tensor, with broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_compare<kNumericDTypes>)
+    .kernel(compare_kernel([](auto a, auto b) { return a >= b; }));
+
+KILN_REGISTER_OP(And)
+    .doc("C = A and B for bool tensors, with broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_compare<kBoolOnly>)
+    .kernel(compare_kernel([](auto a, auto b) { return a && b; }));
+
+KILN_REGISTER_OP(Or)
+    .doc("C = A or B for bool tensors, with broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_compare<kBoolOnly>)
+    .kernel(compare_kernel([](auto a, auto b) { return a || b; }));
+
+KILN_REGISTER_OP(Xor)
+    .doc("C = A xor B for bool tensors, with broadcasting.")
+    .input("A").input("B").output("C")
+    .elementwise()
+    .infer(infer_compare<kBoolOnly>)
+    .kernel(compare_kernel([](auto a, auto b) { return a != b; }));
+
+KILN_REGISTER_OP(Where)
+    .doc("output = condition ? X : Y, all three broadcast together.")
+    .input("condition").input("X").input("Y").output("output")
+    .elementwise()
+    .infer([](InferContext& ctx) {
+      require_dtype(ctx, 0, kBoolOnly);
+      require_same_dtype(ctx, 1, 2);
+      return infer_broadcast(ctx, ctx.dtype(1));
+    })
+    .kernel([](KernelContext& ctx) {
+      Tensor& out = ctx.output(0);
+      const BroadcastPlan<3> plan(out.shape(), {ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape()});
+      const bool* c = ctx.input(0).data<bool>();
+      const size_t item = out.itemsize();
+      const auto* x = static_cast<const char*>(ctx.input(1).raw_data());
+      const auto* y = static_cast<const char*>(ctx.input(2).raw_data());
+      auto* o = static_cast<char*>(out.raw_data());
+      const int64_t inner = plan.inner();
+      parallel_for(0, plan.rows(), std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
+                   [&](int64_t b, int64_t e) {
+                     std::array<int64_t, 3> off;
+                     for (int64_t row = b; row < e; ++row) {
+                       plan.row_offsets(row, off);
+                       for (int64_t j = 0; j < inner; ++j) {
+                         const int64_t ic = off[0] + j * plan.inner_stride(0);
+                         const int64_t ix = off[1] + j * plan.inner_stride(1);
+                         const int64_t iy = off[2] + j * plan.inner_stride(2);
+                         const char* src = c[ic] ? x + ix * static_cast<int64_t>(item) : y + iy * static_cast<int64_t>(item);
+                         std::memcpy(o + (row * inner + j) * static_cast<int64_t>(item), src, item);
+                       }
+                     }
+                   });
+    });
+
+}  // namespace
+}  // namespace kiln::ops

@@ -1,0 +1,242 @@
+#include "op_schema.h"
+
+#include <algorithm>
+#include <set>
+
+namespace kiln::ops {
+
+InferContext::InferContext(const OpSchema& schema, const Attrs& attrs,
+                           std::vector<std::optional<TensorInfo>> inputs, std::vector<const Tensor*> values,
+                           int num_outputs)
+    : schema_(schema), attrs_(attrs), inputs_(std::move(inputs)), values_(std::move(values)),
+      num_outputs_(num_outputs) {
+  values_.resize(inputs_.size(), nullptr);
+}
+
+const TensorInfo& InferContext::input(int i) const {
+  KILN_CHECK(has_input(i), ErrorCode::kInvalidArgument, input_label(i), " is required but missing");
+  return *inputs_[static_cast<size_t>(i)];
+}
+
+bool InferContext::has_value(int i) const {
+  return i < num_inputs() && values_[static_cast<size_t>(i)] != nullptr;
+}
+
+const Tensor& InferContext::value(int i) const {
+  KILN_CHECK(has_value(i), ErrorCode::kUnsupported, input_label(i),
+             ": its values decide the output shape, and they are not known here");
+  return *values_[static_cast<size_t>(i)];
+}
+
+std::string InferContext::input_label(int i) const {
+  return "input " + std::to_string(i) + " (" + schema_.input_name(i) + ")";
+}
+
+std::string InferContext::output_label(int i) const {
+  return "output " + std::to_string(i) + " (" + schema_.output_name(i) + ")";
+}
+
+OpSchema& OpSchema::doc(std::string text) {
+  doc_ = std::move(text);
+  return *this;
+}
+
+OpSchema& OpSchema::input(std::string name, Arity arity) {
+  inputs_.push_back({std::move(name), arity, false});
+  return *this;
+}
+
+OpSchema& OpSchema::shape_input(std::string name, Arity arity) {
+  inputs_.push_back({std::move(name), arity, true});
+  return *this;
+}
+
+OpSchema& OpSchema::output(std::string name, Arity arity) {
+  outputs_.push_back({std::move(name), arity});
+  return *this;
+}
+
+OpSchema& OpSchema::attr(std::string name, AttrType type, AttrValue default_value, AttrValidator validate) {
+  attrs_.push_back({std::move(name), type, default_value.coerced_to(type, name_ + " default"), false,
+                    std::move(validate)});
+  return *this;
+}
+
+OpSchema& OpSchema::required_attr(std::string name, AttrType type, AttrValidator validate) {
+  attrs_.push_back({std::move(name), type, std::nullopt, true, std::move(validate)});
+  return *this;
+}
+
+OpSchema& OpSchema::optional_attr(std::string name, AttrType type, AttrValidator validate) {
+  attrs_.push_back({std::move(name), type, std::nullopt, false, std::move(validate)});
+  return *this;
+}
+
+OpSchema& OpSchema::infer(InferFn fn) {
+  infer_ = std::move(fn);
+  return *this;
+}
+
+OpSchema& OpSchema::kernel(KernelFn fn) {
+  kernel_ = std::move(fn);
+  return *this;
+}
+
+OpSchema& OpSchema::gradient(GradientFn fn) {
+  gradient_ = std::move(fn);
+  return *this;
+}
+
+OpSchema& OpSchema::elementwise() {
+  elementwise_ = true;
+  return *this;
+}
+
+Attrs OpSchema::bind(const AttrMap& given) const {
+  std::map<std::string, AttrValue> bound;
+  for (const auto& [key, value] : given) {
+    auto spec = std::find_if(attrs_.begin(), attrs_.end(), [&](const AttrSpec& s) { return s.name == key; });
+    if (spec == attrs_.end()) {
+      std::string known;
+      for (const auto& s : attrs_) known += (known.empty() ? "" : ", ") + s.name;
+      raise(ErrorCode::kInvalidArgument, name_, ": unknown attribute '", key, "' (known: ",
+            known.empty() ? "none" : known, ")");
+    }
+    const std::string what = name_ + " attribute '" + key + "'";
+    AttrValue v = value.coerced_to(spec->type, what);
+    if (spec->validate) spec->validate(v, what);
+    bound.emplace(key, std::move(v));
+  }
+  for (const auto& spec : attrs_) {
+    if (bound.count(spec.name)) continue;
+    KILN_CHECK(!spec.required, ErrorCode::kInvalidArgument, name_, ": required attribute '", spec.name,
+               "' (", attr_type_name(spec.type), ") is missing");
+    if (spec.default_value) bound.emplace(spec.name, *spec.default_value);
+  }
+  return Attrs(std::move(bound));
+}
+
+int OpSchema::min_inputs() const {
+  int n = 0;
+  for (const auto& in : inputs_) {
+    if (in.arity == Arity::kRequired) n = static_cast<int>(&in - inputs_.data()) + 1;
+    if (in.arity == Arity::kVariadic) return std::max(n, static_cast<int>(&in - inputs_.data()) + 1);
+  }
+  return n;
+}
+
+int OpSchema::max_inputs() const {
+  if (!inputs_.empty() && inputs_.back().arity == Arity::kVariadic) return -1;
+  return static_cast<int>(inputs_.size());
+}
+
+std::string OpSchema::input_name(int i) const {
+  if (inputs_.empty()) return "?";
+  if (i < static_cast<int>(inputs_.size())) return inputs_[static_cast<size_t>(i)].name;
+  return inputs_.back().arity == Arity::kVariadic ? inputs_.back().name : "?";
+}
+
+std::string OpSchema::output_name(int i) const {
+  if (outputs_.empty()) return "?";
+  if (i < static_cast<int>(outputs_.size())) return outputs_[static_cast<size_t>(i)].name;
+  return outputs_.back().arity == Arity::kVariadic ? outputs_.back().name : "?";
+}
+
+std::vector<TensorInfo> OpSchema::infer_types(const Attrs& attrs,
+                                              const std::vector<std::optional<TensorInfo>>& inputs,
+                                              const std::vector<const Tensor*>& values, int num_outputs) const {
+  return with_op_context(name_, [&] {
+    const int n = static_cast<int>(inputs.size());
+    const int max = max_inputs();
+    KILN_CHECK(n >= min_inputs() && (max < 0 || n <= max), ErrorCode::kInvalidArgument, "expected ",
+               min_inputs(), max < 0 ? " or more" : (max == min_inputs() ? "" : " to " + std::to_string(max)),
+               " inputs, got ", n);
+    for (int i = 0; i < n; ++i) {
+      const size_t k = std::min<size_t>(static_cast<size_t>(i), inputs_.size() - 1);
+      KILN_CHECK(inputs[static_cast<size_t>(i)].has_value() || inputs_[k].arity == Arity::kOptional,
+                 ErrorCode::kInvalidArgument, "input ", i, " (", input_name(i), ") is required but missing");
+    }
+    KILN_CHECK(infer_ != nullptr, ErrorCode::kInternal, "no shape inference registered");
+    InferContext ctx(*this, attrs, inputs, values, num_outputs);
+    return infer_(ctx);
+  });
+}
+
+std::vector<Tensor> OpSchema::run_reference(const Attrs& attrs, const std::vector<Tensor>& inputs,
+                                            int num_outputs) const {
+  std::vector<std::optional<TensorInfo>> infos;
+  std::vector<const Tensor*> values;
+  std::vector<Tensor> contiguous;
+  for (const auto& t : inputs) contiguous.push_back(t.defined() ? t.contiguous() : Tensor());
+  for (const auto& t : contiguous) {
+    infos.push_back(t.defined() ? std::optional<TensorInfo>(TensorInfo{t.dtype(), t.shape()}) : std::nullopt);
+    values.push_back(t.defined() ? &t : nullptr);
+  }
+  const auto out_infos = infer_types(attrs, infos, values, num_outputs);
+  std::vector<Tensor> outputs;
+  for (const auto& info : out_infos) outputs.push_back(Tensor::empty(info.shape, info.dtype));
+  with_op_context(name_, [&] {
+    KILN_CHECK(kernel_ != nullptr, ErrorCode::kUnsupported, "no CPU kernel registered");
+    KernelContext ctx{attrs, contiguous, outputs};
+    kernel_(ctx);
+  });
+  return outputs;
+}
+
+OpRegistry& OpRegistry::global() {
+  static OpRegistry registry;
+  return registry;
+}
+
+OpSchema& OpRegistry::add(const std::string& name) {
+  auto [it, inserted] = ops_.emplace(name, std::make_unique<OpSchema>(name));
+  KILN_CHECK(inserted, ErrorCode::kInternal, "op '", name, "' is registered twice");
+  return *it->second;
+}
+
+const OpSchema* OpRegistry::find(const std::string& name) const {
+  auto it = ops_.find(name);
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+namespace {
+// Edit distance, to suggest the op a caller probably meant.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+const OpSchema& OpRegistry::get(const std::string& name) const {
+  if (const OpSchema* s = find(name)) return *s;
+  std::string best;
+  size_t best_distance = 3;
+  for (const auto& [candidate, schema] : ops_) {
+    const size_t d = edit_distance(name, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  raise(ErrorCode::kNotFound, "unknown op '", name, "'", best.empty() ? "" : " (did you mean '" + best + "'?)");
+}
+
+std::vector<std::string> OpRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, schema] : ops_) out.push_back(name);
+  return out;
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,194 @@
+// OpSchema: everything Kiln knows about one op, declared once in its family's file: inputs,
+// outputs, typed attributes with defaults and validation, shape and dtype inference, the
+// reference CPU kernel, and the gradient slot. ONNX semantics (newest opset) are canonical.
+//
+//   KILN_REGISTER_OP(Relu)
+//       .doc("max(x, 0)")
+//       .input("X").output("Y")
+//       .infer(infer_same_as_input)
+//       .kernel(relu_kernel);
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/attrs.hpp"
+#include "kiln/error.hpp"
+#include "kiln/tensor.hpp"
+
+namespace kiln::ops {
+
+class OpSchema;
+
+// What shape inference knows about a value: its dtype and (possibly partial) shape.
+struct TensorInfo {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+};
+
+enum class Arity { kRequired, kOptional, kVariadic };
+
+struct InputSpec {
+  std::string name;
+  Arity arity = Arity::kRequired;
+  bool value_sets_shape = false;  // shape inference reads this input's values (e.g. Reshape's shape)
+};
+
+struct OutputSpec {
+  std::string name;
+  Arity arity = Arity::kRequired;
+};
+
+// Throws kiln::Error when the value is not acceptable; `what` names the attribute.
+using AttrValidator = std::function<void(const AttrValue& value, const std::string& what)>;
+
+struct AttrSpec {
+  std::string name;
+  AttrType type;
+  std::optional<AttrValue> default_value;  // none: the attribute is required or optional
+  bool required = false;
+  AttrValidator validate;
+};
+
+class InferContext {
+ public:
+  InferContext(const OpSchema& schema, const Attrs& attrs, std::vector<std::optional<TensorInfo>> inputs,
+               std::vector<const Tensor*> values, int num_outputs);
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  bool has_input(int i) const { return i < num_inputs() && inputs_[static_cast<size_t>(i)].has_value(); }
+  const TensorInfo& input(int i) const;
+  const Shape& shape(int i) const { return input(i).shape; }
+  DType dtype(int i) const { return input(i).dtype; }
+  // The data of an input whose values decide the output shape; throws kUnsupported when unknown.
+  bool has_value(int i) const;
+  const Tensor& value(int i) const;
+  const Attrs& attrs() const { return attrs_; }
+  // The number of outputs the caller asked for, or -1 for the op's default.
+  int num_outputs_requested() const { return num_outputs_; }
+  const OpSchema& schema() const { return schema_; }
+
+  std::string input_label(int i) const;  // "input 1 (B)"
+  std::string output_label(int i) const;  // "output 0 (Y)"
+
+ private:
+  const OpSchema& schema_;
+  const Attrs& attrs_;
+  std::vector<std::optional<TensorInfo>> inputs_;
+  std::vector<const Tensor*> values_;
+  int num_outputs_;
+};
+
+// What a reference kernel sees: contiguous input tensors (undefined for a missing optional
+// input) and output tensors already allocated with the inferred shapes and dtypes.
+struct KernelContext {
+  const Attrs& attrs;
+  const std::vector<Tensor>& inputs;
+  std::vector<Tensor>& outputs;
+
+  int num_inputs() const { return static_cast<int>(inputs.size()); }
+  int num_outputs() const { return static_cast<int>(outputs.size()); }
+  bool has_input(int i) const { return i < num_inputs() && inputs[static_cast<size_t>(i)].defined(); }
+  const Tensor& input(int i) const { return inputs[static_cast<size_t>(i)]; }
+  Tensor& output(int i) { return outputs[static_cast<size_t>(i)]; }
+};
+
+// Filled in by the autograd layer: the gradient rule of an op, as a function of its inputs,
+// outputs and output gradients. Declared here so an op's definition stays in one place.
+struct GradientContext;
+using GradientFn = std::function<void(GradientContext&)>;
+
+using InferFn = std::function<std::vector<TensorInfo>(InferContext&)>;
+using KernelFn = std::function<void(KernelContext&)>;
+
+class OpSchema {
+ public:
+  explicit OpSchema(std::string name) : name_(std::move(name)) {}
+
+  OpSchema& doc(std::string text);
+  OpSchema& input(std::string name, Arity arity = Arity::kRequired);
+  // An input whose values decide the output shape (Reshape's shape, Expand's shape, ...).
+  OpSchema& shape_input(std::string name, Arity arity = Arity::kRequired);
+  OpSchema& output(std::string name, Arity arity = Arity::kRequired);
+  OpSchema& attr(std::string name, AttrType type, AttrValue default_value, AttrValidator validate = {});
+  OpSchema& required_attr(std::string name, AttrType type, AttrValidator validate = {});
+  // An attribute with no default whose absence the op handles itself (check attrs.has()).
+  OpSchema& optional_attr(std::string name, AttrType type, AttrValidator validate = {});
+  OpSchema& infer(InferFn fn);
+  OpSchema& kernel(KernelFn fn);
+  OpSchema& gradient(GradientFn fn);
+  // Marks an op whose kernel reads element i of every input before writing element i of the
+  // output, so an output may share storage with an input of the same shape (in-place updates).
+  OpSchema& elementwise();
+
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return doc_; }
+  const std::vector<InputSpec>& inputs() const { return inputs_; }
+  const std::vector<OutputSpec>& outputs() const { return outputs_; }
+  const std::vector<AttrSpec>& attrs() const { return attrs_; }
+  const KernelFn& reference_kernel() const { return kernel_; }
+  const GradientFn& gradient_fn() const { return gradient_; }
+  bool has_gradient() const { return static_cast<bool>(gradient_); }
+  bool is_elementwise() const { return elementwise_; }
+
+  // Checks names, fills defaults, coerces types and runs validators.
+  Attrs bind(const AttrMap& given) const;
+  // The smallest and largest number of inputs a call may pass (-1: unbounded).
+  int min_inputs() const;
+  int max_inputs() const;
+  std::string input_name(int i) const;
+  std::string output_name(int i) const;
+
+  // Shape and dtype inference, with errors prefixed by the op's name.
+  std::vector<TensorInfo> infer_types(const Attrs& attrs, const std::vector<std::optional<TensorInfo>>& inputs,
+                                      const std::vector<const Tensor*>& values, int num_outputs = -1) const;
+  // Runs the reference kernel synchronously: infers, allocates the outputs and computes them.
+  std::vector<Tensor> run_reference(const Attrs& attrs, const std::vector<Tensor>& inputs,
+                                    int num_outputs = -1) const;
+
+ private:
+  std::string name_;
+  std::string doc_;
+  std::vector<InputSpec> inputs_;
+  std::vector<OutputSpec> outputs_;
+  std::vector<AttrSpec> attrs_;
+  InferFn infer_;
+  KernelFn kernel_;
+  GradientFn gradient_;
+  bool elementwise_ = false;
+};
+
+// The registry is filled by static registrations before main() and only read afterwards.
+class OpRegistry {
+ public:
+  static OpRegistry& global();
+  OpSchema& add(const std::string& name);
+  const OpSchema* find(const std::string& name) const;
+  const OpSchema& get(const std::string& name) const;  // throws kNotFound, suggesting close names
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, std::unique_ptr<OpSchema>> ops_;
+};
+
+// Prefixes any kiln::Error thrown by `fn` with "<op>: " so errors name their op.
+template <class F>
+decltype(auto) with_op_context(const std::string& op, F&& fn) {
+  try {
+    return fn();
+  } catch (const Error& e) {
+    throw Error(e.code(), op + ": " + e.what());
+  }
+}
+
+}  // namespace kiln::ops
+
+#define KILN_OP_CONCAT_INNER(a, b) a##b
+#define KILN_OP_CONCAT(a, b) KILN_OP_CONCAT_INNER(a, b)
+#define KILN_REGISTER_OP(Name)                                                             \
+  [[maybe_unused]] static ::kiln::ops::OpSchema& KILN_OP_CONCAT(kiln_op_, __COUNTER__) = \
+      ::kiln::ops::OpRegistry::global().add(#Name)
