@@ -153,8 +153,14 @@ class ThreadedEngine final : public Engine {
     pending_.fetch_add(1);
     pushed_.fetch_add(1, std::memory_order_relaxed);
     std::vector<OpBlock*> ready;
-    for (auto& v : op->reads) enqueue(*v, op, false, ready);
-    for (auto& v : op->writes) enqueue(*v, op, true, ready);
+    {
+      // Pushes enter their vars' queues one whole op at a time. Otherwise two threads pushing
+      // (read A, write B) and (read B, write A) could each get in first on one var and wait on
+      // the other forever; with one push order for all vars, dependencies always form a DAG.
+      std::lock_guard<std::mutex> order(push_order_mutex_);
+      for (auto& v : op->reads) enqueue(*v, op, false, ready);
+      for (auto& v : op->writes) enqueue(*v, op, true, ready);
+    }
     if (op->blockers.fetch_sub(1) == 1) ready.push_back(op);
     dispatch(ready);
   }
@@ -278,6 +284,7 @@ class ThreadedEngine final : public Engine {
   }
 
   std::vector<std::thread> workers_;
+  std::mutex push_order_mutex_;
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_;
   std::deque<OpBlock*> queue_;

@@ -1,6 +1,6 @@
 // Binary elementwise ops with numpy broadcasting: arithmetic, comparison and logic, and the
 // variadic Max/Min/Sum/Mean. ONNX semantics: integer Div truncates toward zero; Mod follows the
-// divisor's sign unless fmod=1 (C fmod, required for floats).
+// divisor's sign (Python's %) unless fmod=1 (C fmod, the dividend's sign).
 #include <cmath>
 #include <type_traits>
 
@@ -180,16 +180,11 @@ KILN_REGISTER_OP(Pow)
     });
 
 KILN_REGISTER_OP(Mod)
-    .doc("C = A mod B. fmod=0: the result takes the divisor's sign (integers only); fmod=1: C fmod.")
+    .doc("C = A mod B. fmod=0: the result takes the divisor's sign (Python's %); fmod=1: C fmod.")
     .input("A").input("B").output("C")
     .attr("fmod", AttrType::kInt, 0)
     .elementwise()
-    .infer([](InferContext& ctx) {
-      auto out = infer_arithmetic<kNumericDTypes>(ctx);
-      KILN_CHECK(ctx.attrs().get_int("fmod") == 1 || !is_floating(ctx.dtype(0)), ErrorCode::kInvalidArgument,
-                 "attribute 'fmod' must be 1 for floating-point inputs, got 0 with ", dtype_name(ctx.dtype(0)));
-      return out;
-    })
+    .infer(infer_arithmetic<kNumericDTypes>)
     .kernel([](KernelContext& ctx) {
       const bool c_fmod = ctx.attrs.get_int("fmod") == 1;
       dispatch_dtype(ctx.input(0).dtype(), [&](auto tag) {
@@ -197,14 +192,15 @@ KILN_REGISTER_OP(Mod)
         if constexpr (!std::is_same_v<T, bool>) {
           map_binary<T, T, T>(ctx.input(0), ctx.input(1), ctx.output(0), [c_fmod](auto a, auto b) {
             using C = decltype(a);
+            C r;
             if constexpr (std::is_floating_point_v<C>) {
-              return static_cast<C>(std::fmod(a, b));
+              r = std::fmod(a, b);
             } else {
               KILN_CHECK(b != 0, ErrorCode::kInvalidArgument, "integer modulo by zero");
-              C r = static_cast<C>(a % b);
-              if (!c_fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<C>(r + b);
-              return r;
+              r = static_cast<C>(a % b);
             }
+            if (!c_fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<C>(r + b);
+            return r;
           });
         }
       });

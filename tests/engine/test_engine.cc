@@ -1,0 +1,171 @@
+// The dependency engine: ordering under concurrency, error propagation, wait semantics.
+#include <atomic>
+#include <chrono>
+#include <numeric>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "engine/engine.h"
+#include "kiln/error.hpp"
+
+namespace kiln::engine {
+namespace {
+
+TEST(Engine, WritesToOneVarRunInPushOrder) {
+  auto eng = make_threaded_engine(4);
+  auto v = new_var();
+  std::vector<int> seen;
+  for (int i = 0; i < 1000; ++i) eng->push([&seen, i] { seen.push_back(i); }, {}, {v}, "append");
+  eng->wait_for_var(v);
+  std::vector<int> expected(1000);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(seen, expected);
+}
+
+TEST(Engine, ReadsWaitForEarlierWritesAndWritesWaitForEarlierReads) {
+  auto eng = make_threaded_engine(4);
+  auto v = new_var();
+  int value = 0;
+  std::atomic<int> sum{0};
+  for (int round = 1; round <= 50; ++round) {
+    eng->push([&value, round] { value = round; }, {}, {v}, "write");
+    for (int r = 0; r < 4; ++r) eng->push([&] { sum += value; }, {v}, {}, "read");
+  }
+  eng->wait_all();
+  // Each round's four reads see that round's value: 4 * (1 + ... + 50).
+  EXPECT_EQ(sum.load(), 4 * 50 * 51 / 2);
+}
+
+TEST(Engine, IndependentOpsRunConcurrently) {
+  auto eng = make_threaded_engine(2);
+  std::atomic<int> running{0}, max_running{0};
+  auto body = [&] {
+    const int now = ++running;
+    int prev = max_running.load();
+    while (now > prev && !max_running.compare_exchange_weak(prev, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    --running;
+  };
+  eng->push(body, {}, {new_var()}, "a");
+  eng->push(body, {}, {new_var()}, "b");
+  eng->wait_all();
+  EXPECT_EQ(max_running.load(), 2);
+}
+
+TEST(Engine, ManyThreadsPushingGiveTheSequentialResult) {
+  auto eng = make_threaded_engine(3);
+  constexpr int kThreads = 8, kOps = 400;
+  std::vector<VarPtr> vars;
+  for (int i = 0; i < 4; ++i) vars.push_back(new_var());
+  // Each pushing thread keeps its own running list per var; the engine must apply each
+  // thread's pushes to a var in that thread's order, interleaved with other threads' whole ops.
+  std::vector<std::vector<std::pair<int, int>>> log(4);  // (thread, sequence number) per var
+  std::vector<std::thread> pushers;
+  for (int t = 0; t < kThreads; ++t) {
+    pushers.emplace_back([&, t] {
+      for (int k = 0; k < kOps; ++k) {
+        const size_t target = static_cast<size_t>((t + k) % 4), source = static_cast<size_t>((t + k + 1) % 4);
+        eng->push([&log, target, t, k] { log[target].emplace_back(t, k); }, {vars[source]}, {vars[target]},
+                  "append");
+      }
+    });
+  }
+  for (auto& p : pushers) p.join();
+  eng->wait_all();
+  size_t total = 0;
+  for (const auto& entries : log) {
+    total += entries.size();
+    std::vector<int> last(kThreads, -1);
+    for (auto [t, k] : entries) {
+      EXPECT_GT(k, last[static_cast<size_t>(t)]) << "thread " << t << "'s writes ran out of order";
+      last[static_cast<size_t>(t)] = k;
+    }
+  }
+  EXPECT_EQ(total, static_cast<size_t>(kThreads * kOps));
+}
+
+TEST(Engine, ChainsThroughVarsKeepDataDependencies) {
+  // a -> b -> c pipelines: c must see the final b, which must see the final a.
+  auto eng = make_threaded_engine(4);
+  auto a = new_var(), b = new_var(), c = new_var();
+  int va = 0, vb = 0, vc = 0;
+  for (int i = 1; i <= 200; ++i) {
+    eng->push([&va, i] { va = i; }, {}, {a}, "set a");
+    eng->push([&] { vb = va * 2; }, {a}, {b}, "b from a");
+    eng->push([&] { vc = vb + 1; }, {b}, {c}, "c from b");
+    eng->wait_for_var(c);
+    ASSERT_EQ(vc, 2 * i + 1);
+  }
+}
+
+TEST(Engine, ErrorSurfacesAtTheWrittenVarWithTheOpName) {
+  auto eng = make_threaded_engine(2);
+  auto bad = new_var(), downstream = new_var(), unrelated = new_var();
+  bool downstream_ran = false;
+  eng->push([] { throw Error(ErrorCode::kShapeMismatch, "boom"); }, {}, {bad}, "Exploder");
+  eng->push([&] { downstream_ran = true; }, {bad}, {downstream}, "Consumer");
+  int unrelated_value = 0;
+  eng->push([&] { unrelated_value = 7; }, {}, {unrelated}, "Fine");
+  try {
+    eng->wait_for_var(bad);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kShapeMismatch);
+    EXPECT_NE(std::string(e.what()).find("Exploder"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("boom"), std::string::npos) << e.what();
+  }
+  // The consumer did not run, and its output carries the same error.
+  EXPECT_THROW(eng->wait_for_var(downstream), Error);
+  EXPECT_FALSE(downstream_ran);
+  eng->wait_for_var(unrelated);
+  EXPECT_EQ(unrelated_value, 7);
+  EXPECT_THROW(eng->wait_all(), Error);
+  // The engine keeps working, and a successful write clears the error.
+  eng->push([] {}, {}, {bad}, "Overwrite");
+  EXPECT_NO_THROW(eng->wait_for_var(bad));
+  EXPECT_NO_THROW(eng->wait_all());
+}
+
+TEST(Engine, WaitToWriteWaitsForReaders) {
+  auto eng = make_threaded_engine(2);
+  auto v = new_var();
+  std::atomic<bool> reader_done{false};
+  eng->push(
+      [&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        reader_done = true;
+      },
+      {v}, {}, "slow reader");
+  eng->wait_for_var_write(v);
+  EXPECT_TRUE(reader_done.load());
+}
+
+TEST(Engine, NaiveEngineRunsInline) {
+  auto eng = make_naive_engine();
+  auto v = new_var();
+  int x = 0;
+  eng->push([&] { x = 5; }, {}, {v}, "set");
+  EXPECT_EQ(x, 5);
+  eng->push([] { throw std::runtime_error("plain"); }, {}, {v}, "Thrower");
+  try {
+    eng->wait_for_var(v);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kRuntime);
+    EXPECT_NE(std::string(e.what()).find("Thrower"), std::string::npos);
+  }
+}
+
+TEST(Engine, DuplicateVarsInReadAndWriteSetsDoNotDeadlock) {
+  auto eng = make_threaded_engine(2);
+  auto v = new_var();
+  int x = 1;
+  eng->push([&] { x += 1; }, {v, v}, {v, v}, "self");
+  eng->wait_for_var(v);
+  EXPECT_EQ(x, 2);
+}
+
+}  // namespace
+}  // namespace kiln::engine
