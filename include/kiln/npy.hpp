@@ -3,12 +3,16 @@
 // and load() reads '<u2' as bfloat16; load_as() reinterprets bytes as any same-size dtype.
 #pragma once
 
+#include <istream>
 #include <string>
 
 #include "kiln/tensor.hpp"
 
 namespace kiln::npy {
 
+// Reads .npy data from a stream; `source` names it in errors. Throws kiln::Error (kIo,
+// kUnsupported) for anything malformed, truncated or inconsistent, before allocating.
+Tensor read(std::istream& in, const std::string& source);
 // Loads a .npy file; throws kiln::Error(kIo / kUnsupported) naming the file and the problem.
 Tensor load(const std::string& path);
 // Loads a .npy file and reinterprets its bytes as `dtype` (same item size), e.g. uint16 -> bfloat16.

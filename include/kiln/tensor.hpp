@@ -69,7 +69,7 @@ class Tensor {
   template <class T>
   std::vector<T> to_vector() const;
 
-  std::string to_string(int64_t max_elements = 64) const;  // shape, dtype and values
+  std::string to_string(int64_t max_elements = 1000) const;  // values (numpy style), shape, dtype
   void check_dtype(DType expected, const std::string& what) const;
 
  private:

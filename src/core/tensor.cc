@@ -207,27 +207,63 @@ Tensor Tensor::cast(DType dtype) const {
   return out;
 }
 
+namespace {
+
+// numpy-style nested brackets. Arrays with more than `max_elements` elements show the first and
+// last three entries of each axis with "..." between.
+template <class T>
+void print_values(std::ostream& os, const T* data, const Shape& shape, int axis, int64_t offset,
+                  const std::vector<int64_t>& strides, bool summarize) {
+  const int64_t n = shape[axis];
+  auto print_one = [&](int64_t i) {
+    if (axis + 1 == shape.ndim()) {
+      const T v = data[offset + i * strides[static_cast<size_t>(axis)]];
+      if constexpr (std::is_same_v<T, bool>) {
+        os << (v ? "true" : "false");
+      } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+        os << static_cast<int>(v);
+      } else {
+        os << static_cast<compute_t<T>>(v);
+      }
+    } else {
+      print_values(os, data, shape, axis + 1, offset + i * strides[static_cast<size_t>(axis)], strides, summarize);
+    }
+  };
+  // Innermost values are separated by a space; rows by a newline and the indent of their depth.
+  std::string separator = " ";
+  if (axis + 1 < shape.ndim()) {
+    separator = "\n";
+    separator.append(static_cast<size_t>(axis + 1), ' ');
+  }
+  os << '[';
+  for (int64_t i = 0; i < n; ++i) {
+    if (summarize && n > 6 && i == 3) {
+      os << "..." << separator;
+      i = n - 3;
+    }
+    print_one(i);
+    if (i + 1 < n) os << separator;
+  }
+  os << ']';
+}
+
+}  // namespace
+
 std::string Tensor::to_string(int64_t max_elements) const {
   std::ostringstream os;
-  os << "Tensor" << shape_ << ' ' << dtype_name(dtype_);
-  if (!defined()) return os.str() + " (undefined)";
+  if (!defined()) return "<Tensor undefined>";
   const Tensor c = contiguous();
-  os << " [";
-  const int64_t n = std::min(numel(), max_elements);
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* p = c.data<T>();
-    for (int64_t i = 0; i < n; ++i) {
-      if (i) os << ", ";
-      if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
-        os << static_cast<int>(p[i]);
-      } else {
-        os << static_cast<compute_t<T>>(p[i]);
-      }
+    if (ndim() == 0) {
+      os << static_cast<compute_t<T>>(*c.data<T>());
+    } else if (numel() == 0) {
+      os << "[]";
+    } else {
+      print_values(os, c.data<T>(), shape_, 0, 0, c.strides(), numel() > max_elements);
     }
   });
-  if (numel() > n) os << ", ...";
-  os << ']';
+  os << "\n<Tensor " << shape_ << ' ' << dtype_name(dtype_) << '>';
   return os.str();
 }
 

@@ -181,14 +181,19 @@ class ThreadedEngine final : public Engine {
       }
       return;
     }
+    int sleeping;
     {
       std::lock_guard<std::mutex> lock(queue_mutex_);
       for (OpBlock* op : ready) queue_.push_back(op);
+      sleeping = sleeping_workers_;
     }
-    if (ready.size() == 1) {
-      queue_cv_.notify_one();
-    } else {
-      queue_cv_.notify_all();
+    // Waking a worker costs a system call; busy workers find the new ops on their own.
+    if (sleeping > 0) {
+      if (ready.size() == 1) {
+        queue_cv_.notify_one();
+      } else {
+        queue_cv_.notify_all();
+      }
     }
     ready.clear();
   }
@@ -199,7 +204,9 @@ class ThreadedEngine final : public Engine {
       OpBlock* op;
       {
         std::unique_lock<std::mutex> lock(queue_mutex_);
+        ++sleeping_workers_;
         queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        --sleeping_workers_;
         if (queue_.empty()) return;
         op = queue_.front();
         queue_.pop_front();
@@ -288,6 +295,7 @@ class ThreadedEngine final : public Engine {
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_;
   std::deque<OpBlock*> queue_;
+  int sleeping_workers_ = 0;  // workers inside queue_cv_.wait, guarded by queue_mutex_
   bool stopping_ = false;
 
   std::atomic<int64_t> pending_{0};

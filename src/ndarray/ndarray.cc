@@ -46,8 +46,12 @@ const void* NDArray::contiguous_data(DType expected) const {
 }
 
 std::string NDArray::to_string() const {
-  if (!defined()) return "NDArray (undefined)";
-  return tensor().to_string() + " @" + device().to_string();
+  if (!defined()) return "<NDArray undefined>";
+  std::string text = tensor().to_string();
+  // "<Tensor (3, 4) float32>" becomes "<NDArray (3, 4) float32 @cpu(0)>".
+  const size_t tag = text.rfind("<Tensor ");
+  return text.substr(0, tag) + "<NDArray " + text.substr(tag + 8, text.size() - tag - 9) + " @" +
+         device().to_string() + ">";
 }
 
 std::ostream& operator<<(std::ostream& os, const NDArray& a) { return os << a.to_string(); }

@@ -52,6 +52,14 @@ const char* descr_for(DType dtype) {
 Tensor load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   KILN_CHECK(in.good(), ErrorCode::kIo, path, ": cannot open file");
+  return read(in, path);
+}
+
+Tensor read(std::istream& in, const std::string& path) {
+  const std::streampos start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const std::streamoff total = in.tellg() - start;
+  in.seekg(start);
   char magic[6];
   in.read(magic, 6);
   KILN_CHECK(in.gcount() == 6 && std::memcmp(magic, kMagic, 6) == 0, ErrorCode::kIo, path,
@@ -70,7 +78,7 @@ Tensor load(const std::string& path) {
     in.read(reinterpret_cast<char*>(b), 4);
     header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
   }
-  KILN_CHECK(in.good() && header_len < (1u << 20), ErrorCode::kIo, path, ": truncated or oversized header");
+  KILN_CHECK(in.good() && header_len <= (1u << 16), ErrorCode::kIo, path, ": truncated or oversized header");
   std::string header(header_len, '\0');
   in.read(header.data(), header_len);
   KILN_CHECK(static_cast<uint32_t>(in.gcount()) == header_len, ErrorCode::kIo, path, ": truncated header");
@@ -85,6 +93,7 @@ Tensor load(const std::string& path) {
   const bool fortran = m[1].str() == "True";
   KILN_CHECK(std::regex_search(header, m, shape_re), ErrorCode::kIo, path, ": header has no 'shape'");
   std::vector<int64_t> dims;
+  int64_t count = 1;
   std::stringstream dims_text(m[1].str());
   std::string item;
   while (std::getline(dims_text, item, ',')) {
@@ -95,7 +104,15 @@ Tensor load(const std::string& path) {
       raise(ErrorCode::kIo, path, ": bad dimension '", item, "' in shape");
     }
     KILN_CHECK(dims.back() >= 0, ErrorCode::kIo, path, ": negative dimension in shape");
+    // The file must hold every element, which also bounds the product against overflow.
+    KILN_CHECK(dims.back() == 0 || count <= total / dims.back(), ErrorCode::kIo, path, ": shape (", m[1].str(),
+               ") needs more data than the ", total, "-byte file holds");
+    count *= dims.back();
   }
+  const std::streamoff data_bytes = static_cast<std::streamoff>(in.tellg() - start);
+  KILN_CHECK(count * static_cast<int64_t>(dtype_size(dtype)) <= total - data_bytes, ErrorCode::kIo, path,
+             ": expected ", count * static_cast<int64_t>(dtype_size(dtype)), " bytes of data, the file has ",
+             total - data_bytes);
   const Shape shape(dims);
   // Fortran order is column-major: read it as the reversed shape, then transpose back.
   const Shape stored = fortran ? Shape(std::vector<int64_t>(dims.rbegin(), dims.rend())) : shape;

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Every test, from a fresh machine: install what is missing, build, and run
+#   1. the release build's whole ctest suite (unit tests, op cases, install check, examples);
+#   2. the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. the threaded tests (engine, NDArray) under ThreadSanitizer;
+#   4. the file-parser fuzz targets for a short, fixed time.
+# Stages can be picked with KILN_TEST_STAGES="release asan tsan fuzz" (the default is all).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+stages=${KILN_TEST_STAGES:-release asan tsan fuzz}
+jobs=${KILN_JOBS:-$(nproc)}
+
+for stage in $stages; do
+  echo "== stage: $stage =="
+  case "$stage" in
+    release)
+      scripts/build.sh release
+      ctest --preset release -j "$jobs"
+      ;;
+    asan)
+      scripts/build.sh asan --target kiln_core_tests kiln_engine_tests kiln_ops_tests kiln_ndarray_tests
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --preset asan -j "$jobs" -L unit
+      ;;
+    tsan)
+      scripts/build.sh tsan --target kiln_engine_tests kiln_ndarray_tests
+      TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -R "kiln_(engine|ndarray)_tests"
+      ;;
+    fuzz)
+      scripts/fuzz.sh "${KILN_FUZZ_SECONDS:-20}"
+      ;;
+    *)
+      echo "unknown stage: $stage" >&2
+      exit 2
+      ;;
+  esac
+done
+echo "== all test stages passed: $stages =="
