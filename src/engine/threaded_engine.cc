@@ -17,8 +17,21 @@ struct OpBlock;
 // granted access as the rule allows: any number of readers together, or one writer alone.
 class Var {
  public:
+  // The waiting ops in push order, (op, is_write), from index `head` on. A vector with a head
+  // index rather than a deque: most arrays see a handful of ops, and an empty deque already
+  // allocates.
+  bool has_waiting() const { return head < waiting.size(); }
+  std::pair<OpBlock*, bool> front() const { return waiting[head]; }
+  void pop_front() {
+    if (++head == waiting.size()) {
+      waiting.clear();
+      head = 0;
+    }
+  }
+
   std::mutex mutex;
-  std::deque<std::pair<OpBlock*, bool>> waiting;  // (op, is_write)
+  std::vector<std::pair<OpBlock*, bool>> waiting;
+  size_t head = 0;
   int active_reads = 0;
   bool active_write = false;
   std::exception_ptr error;
@@ -39,8 +52,8 @@ namespace {
 // Grants the front of `var`'s queue; ops whose last blocker this was are appended to `ready`.
 // Call with var.mutex held.
 void grant(Var& var, std::vector<OpBlock*>& ready) {
-  while (!var.waiting.empty()) {
-    auto [op, is_write] = var.waiting.front();
+  while (var.has_waiting()) {
+    auto [op, is_write] = var.front();
     if (is_write) {
       if (var.active_write || var.active_reads > 0) return;
       var.active_write = true;
@@ -48,7 +61,7 @@ void grant(Var& var, std::vector<OpBlock*>& ready) {
       if (var.active_write) return;
       ++var.active_reads;
     }
-    var.waiting.pop_front();
+    var.pop_front();
     if (op->blockers.fetch_sub(1) == 1) ready.push_back(op);
     if (is_write) return;
   }
@@ -95,7 +108,7 @@ class ThreadedEngine final : public Engine {
   void wait_for_var(const VarPtr& var) override {
     {
       std::lock_guard<std::mutex> lock(var->mutex);
-      if (var->waiting.empty() && !var->active_write) {
+      if (!var->has_waiting() && !var->active_write) {
         if (var->error) std::rethrow_exception(var->error);
         return;
       }
@@ -107,7 +120,7 @@ class ThreadedEngine final : public Engine {
   void wait_for_var_write(const VarPtr& var) override {
     {
       std::lock_guard<std::mutex> lock(var->mutex);
-      if (var->waiting.empty() && !var->active_write && var->active_reads == 0) {
+      if (!var->has_waiting() && !var->active_write && var->active_reads == 0) {
         if (var->error) std::rethrow_exception(var->error);
         return;
       }
