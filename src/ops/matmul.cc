@@ -1,29 +1,33 @@
-// Matrix products: MatMul (numpy matmul: batched, broadcasting batch dims, 1-D promotion).
+// Matrix products: MatMul (numpy matmul: batched, broadcasting batch dims, 1-D promotion) and
+// Gemm (Y = alpha * op(A) * op(B) + beta * C, C broadcast to the product's shape).
 #include <algorithm>
+#include <type_traits>
 
 #include "broadcast.h"
 #include "infer_util.h"
+#include "kiln/threading.hpp"
 #include "matmul_kernel.h"
 
 namespace kiln::ops {
 namespace {
 
-// numpy matmul shapes: a 1-D A is a row vector, a 1-D B a column vector (their unit axes are
-// dropped from the result); leading batch axes broadcast.
-inline constexpr DType kMatMulDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                                          DType::kBFloat16, DType::kInt32, DType::kInt64};
+inline constexpr DType kMatrixDTypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
+                                          DType::kBFloat16, DType::kInt32,   DType::kInt64};
 
+// numpy matmul shapes: a 1-D A is a row vector, a 1-D B a column vector (their unit axes are
+// dropped from the result, so 1-D x 1-D is a scalar); leading batch axes broadcast.
 std::vector<TensorInfo> infer_matmul(InferContext& ctx) {
-  require_dtype(ctx, 0, kMatMulDTypes);
+  require_dtype(ctx, 0, kMatrixDTypes);
   require_same_dtype(ctx, 0, 1);
+  for (int i = 0; i < 2; ++i)
+    KILN_CHECK(ctx.shape(i).ndim() >= 1, ErrorCode::kShapeMismatch, ctx.input_label(i),
+               ": expected rank >= 1, got a scalar");
   const Shape& a = ctx.shape(0);
   const Shape& b = ctx.shape(1);
-  KILN_CHECK(a.ndim() >= 1 && b.ndim() >= 1, ErrorCode::kShapeMismatch, "expected inputs of rank >= 1, got ", a,
-             " and ", b);
   const int64_t k_a = a[a.ndim() - 1];
   const int64_t k_b = b.ndim() == 1 ? b[0] : b[b.ndim() - 2];
-  KILN_CHECK(k_a == k_b || k_a < 0 || k_b < 0, ErrorCode::kShapeMismatch, ctx.input_label(1),
-             ": expected ", k_a, " rows to match the columns of ", ctx.input_label(0), " ", a, ", got shape ", b);
+  KILN_CHECK(k_a == k_b || k_a < 0 || k_b < 0, ErrorCode::kShapeMismatch, ctx.input_label(1), ": expected ",
+             k_a, " rows to match the columns of ", ctx.input_label(0), " ", a, ", got shape ", b);
   const Shape batch_a(std::vector<int64_t>(a.begin(), a.end() - std::min(a.ndim(), 2)));
   const Shape batch_b(std::vector<int64_t>(b.begin(), b.end() - std::min(b.ndim(), 2)));
   Shape out = broadcast_shapes(batch_a, batch_b, "batch dimensions");
@@ -43,6 +47,8 @@ void matmul_kernel(KernelContext& ctx) {
   const Shape batch_a(std::vector<int64_t>(sa.begin(), sa.end() - 2));
   const Shape batch_b(std::vector<int64_t>(sb.begin(), sb.end() - 2));
   const Shape batch = broadcast_shapes(batch_a, batch_b, "MatMul batch");
+  const int64_t batches = batch.numel();
+  if (batches == 0) return;
   const BroadcastPlan<2> plan(batch, {batch_a, batch_b});
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -50,15 +56,23 @@ void matmul_kernel(KernelContext& ctx) {
       const T* pa = a.data<T>();
       const T* pb = b.data<T>();
       T* po = out.data<T>();
-      int64_t batch_index = 0;
-      std::array<int64_t, 2> off;
-      for (int64_t row = 0; row < std::max<int64_t>(plan.rows(), batch.numel() == 0 ? 0 : 1); ++row) {
-        plan.row_offsets(row, off);
-        for (int64_t j = 0; j < plan.inner(); ++j, ++batch_index) {
+      auto multiply = [&](int64_t first, int64_t last) {
+        std::array<int64_t, 2> off;
+        for (int64_t index = first; index < last; ++index) {
+          plan.row_offsets(index / plan.inner(), off);
+          const int64_t j = index % plan.inner();
           const int64_t ia = off[0] + j * plan.inner_stride(0), ib = off[1] + j * plan.inner_stride(1);
-          gemm_reference<T>(false, false, m, n, k, pa + ia * m * k, k, pb + ib * k * n, n,
-                            po + batch_index * m * n, n);
+          gemm_reference<T>(false, false, m, n, k, pa + ia * m * k, k, pb + ib * k * n, n, po + index * m * n,
+                            n);
         }
+      };
+      // Many products: one per task (each runs serially inside). Few: each splits its own rows.
+      if (batches >= num_threads()) {
+        parallel_for(0, batches,
+                     std::max<int64_t>(1, gemm_detail::kTaskWork / std::max<int64_t>(1, m * n * k)),
+                     multiply);
+      } else {
+        multiply(0, batches);
       }
     }
   });
@@ -69,6 +83,96 @@ KILN_REGISTER_OP(MatMul)
     .input("A").input("B").output("Y")
     .infer(infer_matmul)
     .kernel(matmul_kernel);
+
+// op(X) = X, or X transposed when the flag is set: (rows, cols) of op(X).
+std::pair<int64_t, int64_t> op_dims(const Shape& s, bool transposed) {
+  return transposed ? std::pair{s[1], s[0]} : std::pair{s[0], s[1]};
+}
+
+std::vector<TensorInfo> infer_gemm(InferContext& ctx) {
+  require_dtype(ctx, 0, kMatrixDTypes);
+  require_same_dtype(ctx, 0, 1);
+  require_rank(ctx, 0, 2, 2);
+  require_rank(ctx, 1, 2, 2);
+  const bool trans_a = ctx.attrs().get_int("transA") != 0, trans_b = ctx.attrs().get_int("transB") != 0;
+  const auto [m, k_a] = op_dims(ctx.shape(0), trans_a);
+  const auto [k_b, n] = op_dims(ctx.shape(1), trans_b);
+  KILN_CHECK(k_a == k_b || k_a < 0 || k_b < 0, ErrorCode::kShapeMismatch, ctx.input_label(1),
+             ": expected K = ", k_a, " (from ", ctx.input_label(0), " of shape ", ctx.shape(0),
+             ", transA = ", trans_a ? 1 : 0, ") along axis ", trans_b ? 1 : 0, " (transB = ", trans_b ? 1 : 0,
+             "), got shape ", ctx.shape(1));
+  const Shape out{m, n};
+  if (ctx.has_input(2)) {
+    require_same_dtype(ctx, 0, 2);
+    const Shape& c = ctx.shape(2);
+    // Unidirectional broadcast: C's axes, aligned right, are 1 or the product's.
+    bool fits = c.ndim() <= 2;
+    for (int i = 0; fits && i < c.ndim(); ++i) {
+      const int64_t want = out[2 - c.ndim() + i];
+      fits = c[i] == 1 || c[i] == want || c[i] < 0 || want < 0;
+    }
+    KILN_CHECK(fits, ErrorCode::kShapeMismatch, ctx.input_label(2),
+               ": expected a shape that broadcasts to (M, N) = ", out, ", got ", c);
+  }
+  return {TensorInfo{ctx.dtype(0), out}};
+}
+
+void gemm_kernel(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  Tensor& y = ctx.output(0);
+  const bool trans_a = ctx.attrs.get_int("transA") != 0, trans_b = ctx.attrs.get_int("transB") != 0;
+  const double alpha = ctx.attrs.get_float("alpha"), beta = ctx.attrs.get_float("beta");
+  const int64_t m = y.shape()[0], n = y.shape()[1], k = a.shape()[trans_a ? 0 : 1];
+  const bool has_c = ctx.has_input(2) && beta != 0;
+  // C's element strides along the rows and columns of Y: 0 along an axis it broadcasts.
+  int64_t c_row_stride = 0, c_col_stride = 0;
+  if (has_c) {
+    const Shape& cs = ctx.input(2).shape();
+    if (cs.ndim() >= 1 && cs[cs.ndim() - 1] != 1) c_col_stride = 1;
+    if (cs.ndim() == 2 && cs[0] != 1) c_row_stride = cs[1];
+  }
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      // Integers scale in double, as the ONNX reference does (alpha and beta are floats).
+      using Scale = std::conditional_t<std::is_integral_v<T>, double, compute_t<T>>;
+      const Scale scale_ab = static_cast<Scale>(alpha), scale_c = static_cast<Scale>(beta);
+      const T* pc = has_c ? ctx.input(2).data<T>() : nullptr;
+      T* py = y.data<T>();
+      gemm_tiles<T>(trans_a, trans_b, m, n, k, a.data<T>(), a.shape()[1], b.data<T>(), b.shape()[1],
+                    [&](int64_t i, int64_t j0, int64_t len, const compute_t<T>* acc) {
+                      T* yrow = py + i * n + j0;
+                      if (pc) {
+                        const T* crow = pc + i * c_row_stride + j0 * c_col_stride;
+                        for (int64_t j = 0; j < len; ++j)
+                          yrow[j] = convert_value<T>(scale_ab * static_cast<Scale>(acc[j]) +
+                                                     scale_c * static_cast<Scale>(crow[j * c_col_stride]));
+                      } else {
+                        for (int64_t j = 0; j < len; ++j)
+                          yrow[j] = convert_value<T>(scale_ab * static_cast<Scale>(acc[j]));
+                      }
+                    });
+    }
+  });
+}
+
+void validate_flag(const AttrValue& v, const std::string& what) {
+  const int64_t flag = std::get<int64_t>(v.variant());
+  KILN_CHECK(flag == 0 || flag == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", flag);
+}
+
+KILN_REGISTER_OP(Gemm)
+    .doc(
+        "Y = alpha * op(A) * op(B) + beta * C for 2-D A and B, where op transposes when transA / "
+        "transB is 1; the optional C broadcasts to (M, N).")
+    .input("A").input("B").input("C", Arity::kOptional).output("Y")
+    .attr("alpha", AttrType::kFloat, 1.0)
+    .attr("beta", AttrType::kFloat, 1.0)
+    .attr("transA", AttrType::kInt, 0, validate_flag)
+    .attr("transB", AttrType::kInt, 0, validate_flag)
+    .infer(infer_gemm)
+    .kernel(gemm_kernel);
 
 }  // namespace
 }  // namespace kiln::ops

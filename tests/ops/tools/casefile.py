@@ -59,7 +59,7 @@ def save_array(folder: str, stem: str, array) -> dict:
     name = dtype_name(array)
     data = array.view(np.uint16) if name == "bfloat16" else array
     path = os.path.join(folder, stem + ".npy")
-    np.save(path, np.ascontiguousarray(data))
+    np.save(path, np.require(data, requirements="C"))  # keeps 0-d arrays 0-d
     return {"file": stem + ".npy", "dtype": name}
 
 

@@ -31,8 +31,12 @@ def main() -> int:
             continue
         spec = importlib.util.spec_from_file_location(name[:-3], os.path.join(CASES, name))
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        module.write(numpy_root)
+        try:
+            spec.loader.exec_module(module)
+            module.write(numpy_root)
+        except Exception:
+            print(f"generate_cases: tests/ops/cases/{name} failed", file=sys.stderr)
+            raise
     print(f"wrote {len(os.listdir(numpy_root))} numpy cases to {numpy_root}")
     return 0
 
