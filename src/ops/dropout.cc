@@ -1,0 +1,104 @@
+// Dropout. Outside training mode (the default) it is the identity and its mask is all true. In
+// training mode each element is kept when a uniform draw in [0, 1) is >= ratio, and kept values
+// are scaled by 1 / (1 - ratio). The draws come from MT19937 seeded with `seed`, turned into
+// doubles as numpy's legacy generator does, so a seeded Dropout reproduces
+//   np.random.seed(seed); mask = np.random.uniform(0, 1, x.shape) >= ratio
+// exactly (for seeds in [0, 2^32); other seeds use their low 32 bits).
+#include <algorithm>
+#include <random>
+
+#include "infer_util.h"
+
+namespace kiln::ops {
+namespace {
+
+constexpr double kDefaultRatio = 0.5;
+
+inline constexpr DType kBoolDType[] = {DType::kBool};
+
+// Throws unless input i is a single value.
+void require_scalar(const InferContext& ctx, int i) {
+  const Shape& s = ctx.shape(i);
+  KILN_CHECK(s.numel() == 1 || !s.is_known(), ErrorCode::kShapeMismatch, ctx.input_label(i),
+             ": expected a scalar (one element), got shape ", s);
+}
+
+double read_ratio(const Tensor& ratio, const std::string& label) {
+  const double r = ratio.item();
+  KILN_CHECK(r >= 0 && r < 1, ErrorCode::kInvalidArgument, label, ": expected a ratio in [0, 1), got ", r);
+  return r;
+}
+
+std::vector<TensorInfo> infer_dropout(InferContext& ctx) {
+  const int outputs = ctx.num_outputs_requested() < 0 ? 1 : ctx.num_outputs_requested();
+  KILN_CHECK(outputs == 1 || outputs == 2, ErrorCode::kInvalidArgument, "expected 1 to 2 outputs, got ",
+             outputs);
+  require_dtype(ctx, 0, kFloatDTypes);
+  if (ctx.has_input(1)) {
+    require_dtype(ctx, 1, kFloatDTypes);
+    require_scalar(ctx, 1);
+    if (ctx.has_value(1)) read_ratio(ctx.value(1), ctx.input_label(1));
+  }
+  if (ctx.has_input(2)) {
+    require_dtype(ctx, 2, kBoolDType);
+    require_scalar(ctx, 2);
+  }
+  std::vector<TensorInfo> out{ctx.input(0)};
+  if (outputs == 2) out.push_back(TensorInfo{DType::kBool, ctx.shape(0)});
+  return out;
+}
+
+// numpy's legacy random_sample: 53 random bits from two 32-bit draws.
+double next_uniform(std::mt19937& gen) {
+  const uint32_t a = gen() >> 5, b = gen() >> 6;
+  return (static_cast<double>(a) * 67108864.0 + static_cast<double>(b)) / 9007199254740992.0;
+}
+
+void dropout_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const double ratio = ctx.has_input(1) ? read_ratio(ctx.input(1), "input 1 (ratio)") : kDefaultRatio;
+  const bool training = ctx.has_input(2) && ctx.input(2).item() != 0;
+  bool* mask = ctx.num_outputs() > 1 ? ctx.output(1).data<bool>() : nullptr;
+  const int64_t n = x.numel();
+  if (!training || ratio == 0) {
+    ctx.output(0).copy_from(x);
+    if (mask) std::fill(mask, mask + n, true);
+    return;
+  }
+  // Without a seed every call draws a fresh one, as ONNX leaves it to the implementation.
+  const auto seed = ctx.attrs.has("seed") ? static_cast<uint32_t>(ctx.attrs.get_int("seed"))
+                                          : static_cast<uint32_t>(std::random_device{}());
+  std::mt19937 gen(seed);
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    if constexpr (is_floating(dtype_of<T>)) {
+      const T* in = x.data<T>();
+      T* out = ctx.output(0).data<T>();
+      const C scale = static_cast<C>(1.0 / (1.0 - ratio));
+      // One generator stream in element order: the draws are sequential, so this loop is too.
+      for (int64_t i = 0; i < n; ++i) {
+        const bool keep = next_uniform(gen) >= ratio;
+        out[i] = convert_value<T>(keep ? static_cast<C>(in[i]) * scale : C(0));
+        if (mask) mask[i] = keep;
+      }
+    }
+  });
+}
+
+KILN_REGISTER_OP(Dropout)
+    .doc("Identity unless training_mode is true; then zeroes each element with probability `ratio` "
+         "(default 0.5) and scales the rest by 1 / (1 - ratio). `mask` marks the kept elements.")
+    .input("data").input("ratio", Arity::kOptional).input("training_mode", Arity::kOptional)
+    .output("output").output("mask", Arity::kOptional)
+    .optional_attr("seed", AttrType::kInt)
+    .optional_attr("ratio", AttrType::kFloat,
+                   [](const AttrValue&, const std::string& what) {
+                     raise(ErrorCode::kUnsupported, what,
+                           ": the ratio attribute of Dropout before opset 12 is input 1 (ratio) here");
+                   })
+    .infer(infer_dropout)
+    .kernel(dropout_kernel);
+
+}  // namespace
+}  // namespace kiln::ops
