@@ -1,5 +1,6 @@
 #include "kiln/ndarray.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "engine/engine.h"
@@ -116,11 +117,39 @@ namespace nd {
 
 namespace {
 
+// One queued op call: the kernel, its bound attributes and the views it reads and writes.
+struct PendingCall {
+  const ops::OpSchema* schema = nullptr;
+  Attrs attrs;
+  std::vector<Tensor> inputs, outputs;
+  std::vector<bool> via_scratch;
+  bool inputs_contiguous = true;
+
+  void run() {
+    std::vector<Tensor> strided_copies;
+    if (!inputs_contiguous)
+      for (const auto& t : inputs) strided_copies.push_back(t.defined() ? t.contiguous() : Tensor());
+    const std::vector<Tensor>& ins = inputs_contiguous ? inputs : strided_copies;
+    if (std::none_of(via_scratch.begin(), via_scratch.end(), [](bool b) { return b; })) {
+      ops::KernelContext ctx{attrs, ins, outputs};
+      schema->reference_kernel()(ctx);
+      return;
+    }
+    std::vector<Tensor> outs = outputs;
+    for (size_t o = 0; o < outs.size(); ++o)
+      if (via_scratch[o]) outs[o] = Tensor::empty(outputs[o].shape(), outputs[o].dtype());
+    ops::KernelContext ctx{attrs, ins, outs};
+    schema->reference_kernel()(ctx);
+    for (size_t o = 0; o < outs.size(); ++o)
+      if (via_scratch[o]) outputs[o].copy_from(outs[o]);
+  }
+};
+
 // Pushes one op. `given` holds the arrays to write into, or is empty to allocate new ones.
 std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArray>& inputs, const AttrMap& attrs,
                              int num_outputs, const std::vector<NDArray>& given) {
   const ops::OpSchema& schema = ops::OpRegistry::global().get(op_name);
-  auto bound = std::make_shared<const Attrs>(schema.bind(attrs));
+  Attrs bound = schema.bind(attrs);
 
   Device device = cpu();
   for (const auto& in : inputs)
@@ -147,7 +176,7 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
     }
   }
   const int requested = given.empty() ? num_outputs : static_cast<int>(given.size());
-  const auto out_infos = schema.infer_types(*bound, infos, values, requested);
+  const auto out_infos = schema.infer_types(bound, infos, values, requested);
   KILN_CHECK(schema.reference_kernel() != nullptr, ErrorCode::kUnsupported, op_name, ": no CPU kernel");
   KILN_CHECK(device.is_cpu(), ErrorCode::kUnsupported, op_name, ": no kernel for ", device,
              " in this build (the CUDA backend is not built)");
@@ -169,39 +198,27 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
     outputs = given;
   }
 
-  // An output that shares storage with an input is computed in a scratch buffer and copied in,
-  // unless the op is elementwise (it reads each element before writing it, so aliasing is safe).
-  std::vector<bool> via_scratch(outputs.size(), false);
-  for (size_t o = 0; o < outputs.size(); ++o) {
-    bool aliased = false;
-    for (const auto& in : inputs) aliased |= shares_storage(in, outputs[o]);
-    const bool exact = outputs[o].view().is_contiguous();
-    via_scratch[o] = !exact || (aliased && !schema.is_elementwise());
-  }
-
+  // Everything the kernel needs travels in one block, so the engine's closure holds a single
+  // pointer (small enough for std::function to store without allocating).
+  auto call = std::make_shared<PendingCall>();
+  call->schema = &schema;
+  call->attrs = std::move(bound);
   std::vector<engine::VarPtr> reads, writes;
-  std::vector<Tensor> in_views, out_views;
   for (const auto& in : inputs) {
-    in_views.push_back(in.defined() ? in.view() : Tensor());
+    call->inputs.push_back(in.defined() ? in.view() : Tensor());
+    call->inputs_contiguous &= !in.defined() || in.view().is_contiguous();
     if (in.defined()) reads.push_back(in.chunk()->var);
   }
+  // An output that shares storage with an input is computed in a scratch buffer and copied in,
+  // unless the op is elementwise (it reads each element before writing it, so aliasing is safe).
   for (const auto& out : outputs) {
-    out_views.push_back(out.view());
+    bool aliased = false;
+    for (const auto& in : inputs) aliased |= shares_storage(in, out);
+    call->outputs.push_back(out.view());
+    call->via_scratch.push_back(!out.view().is_contiguous() || (aliased && !schema.is_elementwise()));
     writes.push_back(out.chunk()->var);
   }
-  engine::get().push(
-      [&schema, bound, in_views = std::move(in_views), out_views = std::move(out_views), via_scratch] {
-        std::vector<Tensor> ins;
-        for (const auto& t : in_views) ins.push_back(t.defined() ? t.contiguous() : Tensor());
-        std::vector<Tensor> outs;
-        for (size_t o = 0; o < out_views.size(); ++o)
-          outs.push_back(via_scratch[o] ? Tensor::empty(out_views[o].shape(), out_views[o].dtype()) : out_views[o]);
-        ops::KernelContext ctx{*bound, ins, outs};
-        schema.reference_kernel()(ctx);
-        for (size_t o = 0; o < out_views.size(); ++o)
-          if (via_scratch[o]) Tensor(out_views[o]).copy_from(outs[o]);
-      },
-      std::move(reads), std::move(writes), op_name);
+  engine::get().push([call] { call->run(); }, std::move(reads), std::move(writes), op_name);
   return outputs;
 }
 
