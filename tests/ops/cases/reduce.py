@@ -5,7 +5,6 @@ size-1 axes, keepdims 0/1, empty tensors and empty reduced sets, scalars, noop_w
 NaN, ties, and shapes big enough to split across threads and inner blocks.
 """
 
-
 import ml_dtypes
 import numpy as np
 from casefile import write_case
