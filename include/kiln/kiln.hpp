@@ -8,6 +8,7 @@
 #include "kiln/error.hpp"
 #include "kiln/half.hpp"
 #include "kiln/ndarray.hpp"
+#include "kiln/profiler.hpp"
 #include "kiln/shape.hpp"
 #include "kiln/storage.hpp"
 #include "kiln/tensor.hpp"

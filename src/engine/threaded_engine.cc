@@ -8,6 +8,7 @@
 
 #include "engine.h"
 #include "kiln/error.hpp"
+#include "kiln/profiler.hpp"
 
 namespace kiln::engine {
 
@@ -255,6 +256,7 @@ class ThreadedEngine final : public Engine {
       }
     }
     if (!error) {
+      const profiler::OpScope timed(op->name);  // one relaxed atomic load when not profiling
       try {
         op->fn();
       } catch (const Error& e) {

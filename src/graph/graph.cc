@@ -163,6 +163,15 @@ void Graph::make_constant(Value* value, Tensor data) {
   value->constant = data.contiguous();
 }
 
+void Graph::rename_value(Value* value, const std::string& new_name) {
+  if (value->name == new_name) return;
+  KILN_CHECK(!values_by_name_.count(new_name), ErrorCode::kInvalidArgument, "graph '", name,
+             "': cannot rename '", value->name, "' to '", new_name, "': a value with that name exists");
+  values_by_name_.erase(value->name);
+  value->name = new_name;
+  values_by_name_[new_name] = value;
+}
+
 std::vector<Node*> Graph::topological_order() const {
   // Kahn's algorithm over node dependencies, keeping insertion order among ready nodes.
   std::unordered_map<const Node*, int> pending;
@@ -231,33 +240,38 @@ void Graph::verify() const {
   topological_order();  // throws on a cycle
 }
 
-void Graph::infer_shapes() {
-  for (Node* n : topological_order()) {
-    const ops::OpSchema& schema = n->schema();
-    std::vector<std::optional<TensorInfo>> infos;
-    std::vector<const Tensor*> values;
-    for (size_t i = 0; i < n->inputs.size(); ++i) {
-      const Value* in = n->inputs[i];
-      if (!in) {
-        infos.emplace_back(std::nullopt);
-        values.push_back(nullptr);
-        continue;
-      }
-      KILN_CHECK(in->info.has_value(), ErrorCode::kInvalidArgument, n->label(), ": input ", i, " '", in->name,
-                 "' has no known dtype and shape");
-      infos.push_back(in->info);
-      values.push_back(in->is_constant() ? &in->constant : nullptr);
+void Graph::infer_shapes(bool allow_unknown) {
+  for (Node* n : topological_order()) infer_node(n, allow_unknown);
+}
+
+bool Graph::infer_node(Node* n, bool allow_unknown) {
+  const ops::OpSchema& schema = n->schema();
+  std::vector<std::optional<TensorInfo>> infos;
+  std::vector<const Tensor*> values;
+  for (size_t i = 0; i < n->inputs.size(); ++i) {
+    const Value* in = n->inputs[i];
+    if (!in) {
+      infos.emplace_back(std::nullopt);
+      values.push_back(nullptr);
+      continue;
     }
-    std::vector<TensorInfo> out;
-    try {
-      out = schema.infer_types(schema.bind(n->attrs), infos, values, static_cast<int>(n->outputs.size()));
-    } catch (const Error& e) {
-      throw Error(e.code(), "node '" + n->name + "': " + e.what());
-    }
-    KILN_CHECK(out.size() >= n->outputs.size(), ErrorCode::kInternal, n->label(), ": inference gave ", out.size(),
-               " outputs for ", n->outputs.size());
-    for (size_t i = 0; i < n->outputs.size(); ++i) n->outputs[i]->info = out[i];
+    if (!in->info && allow_unknown) return false;
+    KILN_CHECK(in->info.has_value(), ErrorCode::kInvalidArgument, n->label(), ": input ", i, " '", in->name,
+               "' has no known dtype and shape");
+    infos.push_back(in->info);
+    values.push_back(in->is_constant() ? &in->constant : nullptr);
   }
+  std::vector<TensorInfo> out;
+  try {
+    out = schema.infer_types(schema.bind(n->attrs), infos, values, static_cast<int>(n->outputs.size()));
+  } catch (const Error& e) {
+    if (allow_unknown && e.code() == ErrorCode::kUnsupported) return false;
+    throw Error(e.code(), "node '" + n->name + "': " + e.what());
+  }
+  KILN_CHECK(out.size() >= n->outputs.size(), ErrorCode::kInternal, n->label(), ": inference gave ", out.size(),
+             " outputs for ", n->outputs.size());
+  for (size_t i = 0; i < n->outputs.size(); ++i) n->outputs[i]->info = out[i];
+  return true;
 }
 
 Graph Graph::clone() const {

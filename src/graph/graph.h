@@ -84,6 +84,9 @@ class Graph {
   void remove_unused_values(bool inputs_too = false);
   // Turns a value into an initializer in place (after constant folding): the producer is dropped.
   void make_constant(Value* value, Tensor data);
+  // Gives a value a new (unused) name: a pass that removes the node producing a graph output
+  // renames the value that takes its place, so the graph's interface keeps its names.
+  void rename_value(Value* value, const std::string& new_name);
   std::string fresh_name(const std::string& prefix);
 
   // Nodes ordered so that every node comes after the producers of its inputs.
@@ -97,8 +100,14 @@ class Graph {
 
   // Whole-graph shape and dtype inference in topological order. Constant inputs (initializers)
   // give values to ops whose output shapes depend on them (Reshape, Slice, ...). Errors name
-  // the node: "Conv 'conv1': input 1 (W): ...".
-  void infer_shapes();
+  // the node: "Conv 'conv1': input 1 (W): ...". With `allow_unknown`, what cannot be known
+  // before run time is skipped instead (see infer_node) and the rest is still inferred.
+  void infer_shapes(bool allow_unknown = false);
+  // Infers one node's outputs from its inputs' infos and constant values; returns true when it
+  // did. With `allow_unknown`, a node with an input of unknown info, or whose output shapes
+  // depend on values known only at run time (kUnsupported), keeps its outputs' infos as they are
+  // and false is returned; other errors still throw. Passes use this while they rewrite.
+  bool infer_node(Node* node, bool allow_unknown = false);
 
   Graph clone() const;  // a deep copy (constants share storage: they are immutable)
 

@@ -61,7 +61,9 @@ KernelFn compare_kernel(F f) {
   };
 }
 
-// Folds a variadic op pairwise: out = f(...f(f(x0, x1), x2)..., xn).
+// Folds a variadic op pairwise: out = f(...f(f(x0, x1), x2)..., xn). The output is written
+// before the third and later inputs are read, so these ops are not marked elementwise: an
+// output must not share memory with an input.
 template <class F>
 KernelFn variadic_kernel(F f, bool mean = false) {
   return [f, mean](KernelContext& ctx) {
@@ -209,28 +211,24 @@ KILN_REGISTER_OP(Mod)
 KILN_REGISTER_OP(Max)
     .doc("Elementwise maximum of one or more inputs, with broadcasting; NaN wins.")
     .input("data_0", Arity::kVariadic).output("max")
-    .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
     .kernel(variadic_kernel(MaxFn{}));
 
 KILN_REGISTER_OP(Min)
     .doc("Elementwise minimum of one or more inputs, with broadcasting; NaN wins.")
     .input("data_0", Arity::kVariadic).output("min")
-    .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
     .kernel(variadic_kernel(MinFn{}));
 
 KILN_REGISTER_OP(Sum)
     .doc("Elementwise sum of one or more inputs, with broadcasting.")
     .input("data_0", Arity::kVariadic).output("sum")
-    .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
     .kernel(variadic_kernel(kAdd));
 
 KILN_REGISTER_OP(Mean)
     .doc("Elementwise mean of one or more inputs, with broadcasting.")
     .input("data_0", Arity::kVariadic).output("mean")
-    .elementwise()
     .infer(infer_arithmetic<kFloatDTypes>)
     .kernel(variadic_kernel(kAdd, true));
 

@@ -1,0 +1,40 @@
+// The graph passes, one per file in this folder. Each factory returns a Pass with its name, the
+// properties it needs and provides, and its run function (which returns whether it changed the
+// graph). Passes keep the names of graph inputs and outputs.
+#pragma once
+
+#include <cstddef>
+
+#include "graph/pass.h"
+
+namespace kiln::graph {
+
+// Removes nodes that compute nothing: Identity, Dropout in inference mode, Cast to the same
+// dtype, Reshape/Flatten/Squeeze/Unsqueeze that keep the shape, Transpose by the identity, Pad
+// by zeros, x + 0, x - 0, x * 1, x / 1 (when the result has x's shape and dtype). Needs shapes.
+Pass identity_elimination_pass();
+
+// Removes nodes none of whose outputs reaches a graph output, then unused initializers.
+Pass dead_node_elimination_pass();
+
+struct ConstantFoldingOptions {
+  // A node whose outputs together would take more bytes than this stays in the graph, so a
+  // constant Expand or ConstantOfShape cannot turn into a huge initializer.
+  size_t max_output_bytes = size_t{64} << 20;
+};
+// Evaluates nodes whose inputs are all constants with the op's reference kernel and turns their
+// outputs into initializers; also folds Shape and Size of values whose shape is fully known.
+// Random ops and Dropout in training mode are left alone. Infers shapes as it goes, so it needs
+// none and provides them.
+Pass constant_folding_pass(ConstantFoldingOptions options = {});
+
+// Merges nodes with the same op, inputs and attributes (compared exactly, tensors by value), and
+// initializers with the same dtype, shape and bytes.
+Pass common_subexpression_elimination_pass();
+
+// Folds an inference-mode BatchNormalization into the Conv before it (constant weights, and the
+// Conv's output read only by the BatchNormalization): W' = W * s, B' = (B - mean) * s + beta with
+// s = scale / sqrt(var + epsilon) per output channel.
+Pass fold_conv_batchnorm_pass();
+
+}  // namespace kiln::graph

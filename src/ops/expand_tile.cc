@@ -1,0 +1,79 @@
+// Repetition: Expand (bidirectional numpy broadcast to a shape) and Tile (whole-tensor repeats per
+// axis). Both are one strided copy whose source strides are 0 along the repeated axes.
+#include "infer_util.h"
+#include "shape_ops_util.h"
+
+namespace kiln::ops {
+namespace {
+
+// Reads a 1-D int shape-like input and rejects negative entries.
+std::vector<int64_t> read_nonnegative(const InferContext& ctx, int i) {
+  require_dtype(ctx, i, kIndexDTypes);
+  require_rank(ctx, i, 1, 1);
+  const auto values = read_int_values(ctx.value(i), ctx.input_label(i));
+  for (int64_t v : values)
+    KILN_CHECK(v >= 0, ErrorCode::kInvalidArgument, ctx.input_label(i), ": expected values >= 0, got ", v);
+  return values;
+}
+
+std::vector<TensorInfo> infer_expand(InferContext& ctx) {
+  const Shape target(read_nonnegative(ctx, 1));
+  return {TensorInfo{ctx.dtype(0), broadcast_shapes(ctx.shape(0), target, ctx.input_label(1))}};
+}
+
+void expand_kernel(KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  Tensor& out = ctx.output(0);
+  const auto in_strides = contiguous_strides(in.shape());
+  const int lead = out.ndim() - in.ndim();
+  std::vector<int64_t> src_strides(static_cast<size_t>(out.ndim()), 0);
+  for (int a = lead; a < out.ndim(); ++a)
+    if (in.shape()[a - lead] != 1)
+      src_strides[static_cast<size_t>(a)] = in_strides[static_cast<size_t>(a - lead)];
+  copy_view_to(out, in, src_strides);
+}
+
+KILN_REGISTER_OP(Expand)
+    .doc("Broadcasts the input against `shape` (numpy rules in both directions: a 1 in `shape` keeps "
+         "the input's dimension).")
+    .input("input").shape_input("shape").output("output")
+    .infer(infer_expand)
+    .kernel(expand_kernel);
+
+std::vector<TensorInfo> infer_tile(InferContext& ctx) {
+  const Shape& in = ctx.shape(0);
+  const auto repeats = read_nonnegative(ctx, 1);
+  KILN_CHECK(static_cast<int>(repeats.size()) == in.ndim(), ErrorCode::kShapeMismatch, ctx.input_label(1),
+             ": expected ", in.ndim(), " values (the rank of ", ctx.input_label(0), ", shape ", in, "), got ",
+             repeats.size());
+  Shape out;
+  for (int a = 0; a < in.ndim(); ++a)
+    out.push_back(in[a] < 0 ? Shape::kUnknown : in[a] * repeats[static_cast<size_t>(a)]);
+  return {TensorInfo{ctx.dtype(0), out}};
+}
+
+void tile_kernel(KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  Tensor& out = ctx.output(0);
+  if (out.numel() == 0) return;
+  // The output seen as (r0, d0, r1, d1, ...): contiguous, with the input repeated along each r.
+  const auto in_strides = contiguous_strides(in.shape());
+  std::vector<int64_t> dims, src_strides;
+  for (int a = 0; a < in.ndim(); ++a) {
+    dims.push_back(out.shape()[a] / in.shape()[a]);
+    dims.push_back(in.shape()[a]);
+    src_strides.push_back(0);
+    src_strides.push_back(in_strides[static_cast<size_t>(a)]);
+  }
+  copy_strided(static_cast<char*>(out.raw_data()), contiguous_strides(Shape(dims)),
+               static_cast<const char*>(in.raw_data()), src_strides, dims, in.itemsize());
+}
+
+KILN_REGISTER_OP(Tile)
+    .doc("Repeats the whole input repeats[i] times along axis i.")
+    .input("input").shape_input("repeats").output("output")
+    .infer(infer_tile)
+    .kernel(tile_kernel);
+
+}  // namespace
+}  // namespace kiln::ops

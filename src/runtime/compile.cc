@@ -1,0 +1,150 @@
+// compile(): Graph -> Plan. Everything that can be decided before the first run is decided
+// here: the step order, bound attributes, kernels, constant preparation and buffer offsets.
+#include <algorithm>
+#include <unordered_map>
+
+#include "runtime/graph_checks.h"
+#include "runtime/plan.h"
+
+namespace kiln::runtime {
+
+namespace {
+
+using graph::Graph;
+using graph::Node;
+using graph::Value;
+
+std::string describe(const Value* v) {
+  if (!v->producer) return "'" + v->name + "'";
+  return "'" + v->name + "' (output " + std::to_string(v->producer_output) + " of " + v->producer->label() +
+         ")";
+}
+
+const ops::TensorInfo& concrete_info(const Graph& g, const Value* v) {
+  KILN_CHECK(v->info.has_value(), ErrorCode::kInvalidArgument, graph_label(g), ": value ", describe(v),
+             " has no known shape");
+  KILN_CHECK(v->info->shape.is_known(), ErrorCode::kInvalidArgument, graph_label(g), ": value ", describe(v),
+             " has shape ", v->info->shape,
+             ", which is not concrete; bind the input shapes first (bind_input_shapes)");
+  return *v->info;
+}
+
+ops::KernelFn choose_kernel(const Node& node, const Attrs& attrs, const CompileOptions& options,
+                            std::string& provider) {
+  for (const KernelProvider* p : options.providers) {
+    if (ops::KernelFn fn = p->choose_kernel(node, attrs)) {
+      provider = p->name();
+      return fn;
+    }
+  }
+  provider = reference_kernels().name();
+  return reference_kernels().choose_kernel(node, attrs);
+}
+
+// Variadic elementwise kernels (Sum, Max, ...) fold their inputs pairwise into the output, so
+// the output is written before inputs after the second are read: those may not share it.
+bool may_write_over(const PlanStep& step, size_t slot) {
+  if (!step.schema->is_elementwise()) return false;
+  const auto& specs = step.schema->inputs();
+  const bool variadic = !specs.empty() && specs.back().arity == ops::Arity::kVariadic;
+  return !variadic || slot < 2;
+}
+
+// Picks in-place pairs, derives lifetimes and assigns arena offsets.
+void plan_arena(Plan& plan, const CompileOptions& options) {
+  const int num_steps = static_cast<int>(plan.steps.size());
+  std::vector<int> last_read(plan.values.size(), -1);
+  for (int s = 0; s < num_steps; ++s)
+    for (int id : plan.steps[static_cast<size_t>(s)].inputs)
+      if (id >= 0) last_read[static_cast<size_t>(id)] = s;
+
+  std::vector<TensorLifetime> lifetimes;
+  std::vector<int> lifetime_of(plan.values.size(), -1);
+  std::vector<int> arena_values;
+  for (int s = 0; s < num_steps; ++s) {
+    const PlanStep& step = plan.steps[static_cast<size_t>(s)];
+    std::vector<int> given_away;  // an input's buffer goes to at most one output
+    for (int out : step.outputs) {
+      const PlanValue& v = plan.values[static_cast<size_t>(out)];
+      if (v.kind != PlanValue::Kind::kArena) continue;
+      TensorLifetime lt{v.nbytes(), s, std::max(s, last_read[static_cast<size_t>(out)]), -1};
+      for (size_t slot = 0; options.inplace && lt.reuse < 0 && slot < step.inputs.size(); ++slot) {
+        const int in = step.inputs[slot];
+        if (in < 0 || !may_write_over(step, slot)) continue;
+        const PlanValue& iv = plan.values[static_cast<size_t>(in)];
+        if (iv.kind != PlanValue::Kind::kArena || last_read[static_cast<size_t>(in)] != s) continue;
+        if (iv.info.dtype != v.info.dtype || iv.info.shape != v.info.shape) continue;
+        if (std::find(given_away.begin(), given_away.end(), in) != given_away.end()) continue;
+        given_away.push_back(in);
+        lt.reuse = lifetime_of[static_cast<size_t>(in)];
+      }
+      lifetime_of[static_cast<size_t>(out)] = static_cast<int>(lifetimes.size());
+      lifetimes.push_back(lt);
+      arena_values.push_back(out);
+    }
+  }
+  const MemoryPlan mp = plan_memory(lifetimes, options.share_memory);
+  for (size_t i = 0; i < arena_values.size(); ++i)
+    plan.values[static_cast<size_t>(arena_values[i])].offset = mp.offsets[i];
+  plan.arena_bytes = mp.stats.planned_bytes;
+  plan.memory = mp.stats;
+}
+
+}  // namespace
+
+std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& options) {
+  check_ops_known(source);
+  Graph g = source.clone();
+  g.verify();
+  g.infer_shapes();
+
+  auto plan = std::make_shared<Plan>();
+  plan->name = g.name;
+  std::unordered_map<const Value*, int> id_of;
+  auto add_value = [&](const Value* v, PlanValue::Kind kind, int index) {
+    PlanValue pv{v->name, concrete_info(g, v), kind, index, 0};
+    id_of[v] = static_cast<int>(plan->values.size());
+    plan->values.push_back(std::move(pv));
+    return id_of[v];
+  };
+  // An input that also has an initializer (older ONNX exporters list weights as inputs) is a
+  // constant: callers pass only the inputs that have no value.
+  for (const Value* v : g.initializers()) {
+    add_value(v, PlanValue::Kind::kConstant, static_cast<int>(plan->constants.size()));
+    plan->constants.push_back(v->constant.contiguous());
+  }
+  for (const Value* v : g.inputs()) {
+    if (v->is_constant()) continue;
+    plan->inputs.push_back(add_value(v, PlanValue::Kind::kInput, static_cast<int>(plan->inputs.size())));
+  }
+
+  const std::vector<Value*>& outputs = g.outputs();
+  std::string missing_kernels;
+  int num_missing = 0;
+  for (const Node* n : g.topological_order()) {
+    PlanStep step;
+    step.label = n->label();
+    step.schema = &n->schema();
+    try {
+      step.attrs = step.schema->bind(n->attrs);
+    } catch (const Error& e) {
+      throw Error(e.code(), graph_label(g) + ": " + n->label() + ": " + e.what());
+    }
+    step.kernel = choose_kernel(*n, step.attrs, options, step.provider);
+    if (!step.kernel) missing_kernels += (num_missing++ ? ", " : "") + n->label();
+    for (const Value* in : n->inputs) step.inputs.push_back(in ? id_of.at(in) : -1);
+    for (const Value* out : n->outputs) {
+      const bool is_output = std::find(outputs.begin(), outputs.end(), out) != outputs.end();
+      step.outputs.push_back(
+          add_value(out, is_output ? PlanValue::Kind::kOutput : PlanValue::Kind::kArena, -1));
+    }
+    plan->steps.push_back(std::move(step));
+  }
+  KILN_CHECK(num_missing == 0, ErrorCode::kUnsupported, graph_label(g), ": no kernel for ", num_missing,
+             " node(s): ", missing_kernels);
+  for (const Value* out : outputs) plan->outputs.push_back(id_of.at(out));
+  plan_arena(*plan, options);
+  return plan;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,21 @@
+// Checks and naming shared by compile() and bind_input_shapes().
+#include "runtime/graph_checks.h"
+
+namespace kiln::runtime {
+
+std::string graph_label(const graph::Graph& g) {
+  return g.name.empty() ? std::string("graph") : "graph '" + g.name + "'";
+}
+
+void check_ops_known(const graph::Graph& g) {
+  std::string unknown;
+  int count = 0;
+  for (const graph::Node* n : g.nodes()) {
+    if (ops::OpRegistry::global().find(n->op)) continue;
+    unknown += (count++ ? ", " : "") + n->label();
+  }
+  KILN_CHECK(count == 0, ErrorCode::kUnsupported, graph_label(g), ": ", count,
+             " node(s) with ops Kiln does not support: ", unknown);
+}
+
+}  // namespace kiln::runtime

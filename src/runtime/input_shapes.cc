@@ -1,0 +1,46 @@
+// bind_input_shapes(): makes a graph's free dimensions (a batch size, an image size) concrete
+// so that it can be compiled.
+#include "runtime/graph_checks.h"
+#include "runtime/plan.h"
+
+namespace kiln::runtime {
+
+namespace {
+
+bool fits(const Shape& declared, const Shape& given) {
+  if (declared.ndim() != given.ndim()) return false;
+  for (int i = 0; i < declared.ndim(); ++i)
+    if (declared[i] != Shape::kUnknown && declared[i] != given[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+graph::Graph bind_input_shapes(const graph::Graph& source, const std::map<std::string, Shape>& shapes) {
+  check_ops_known(source);
+  graph::Graph g = source.clone();
+  const std::string where = graph_label(g);
+  for (const auto& [name, shape] : shapes) {
+    graph::Value* input = nullptr;
+    std::string names;
+    for (graph::Value* v : g.inputs()) {
+      names += (names.empty() ? "'" : ", '") + v->name + "'";
+      if (v->name == name) input = v;
+    }
+    KILN_CHECK(input != nullptr, ErrorCode::kNotFound, where, ": no input named '", name,
+               "' (the inputs are ", names.empty() ? std::string("none") : names, ")");
+    KILN_CHECK(!input->is_constant(), ErrorCode::kInvalidArgument, where, ": input '", name,
+               "' has an initializer, so its shape is fixed at ", input->info->shape);
+    KILN_CHECK(input->info.has_value(), ErrorCode::kInvalidArgument, where, ": input '", name,
+               "' has no declared dtype; declare it when adding the input");
+    KILN_CHECK(shape.is_known(), ErrorCode::kInvalidArgument, where, ": input '", name, "': the given shape ",
+               shape, " is not concrete");
+    KILN_CHECK(fits(input->info->shape, shape), ErrorCode::kShapeMismatch, where, ": input '", name,
+               "': expected ", input->info->shape, ", got ", shape);
+    input->info->shape = shape;
+  }
+  g.infer_shapes();
+  return g;
+}
+
+}  // namespace kiln::runtime

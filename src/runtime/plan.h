@@ -1,0 +1,90 @@
+// A Plan is a Graph compiled for one set of concrete input shapes: the steps in topological
+// order, each with its op's attributes bound and its kernel chosen; the initializers, made
+// contiguous once; and for every intermediate value a byte offset in one arena.
+//
+// A Plan is immutable once built and is shared (std::shared_ptr<const Plan>) by any number of
+// Executors, on any threads; each Executor holds the arena and runs one call at a time.
+//
+//   graph::Graph bound = bind_input_shapes(model, {{"data", Shape{1, 3, 224, 224}}});
+//   std::shared_ptr<const Plan> plan = compile(bound);
+//   Executor exec(plan);
+//   std::vector<Tensor> outputs = exec.run({image});
+//
+// Graph outputs live outside the arena: every run allocates them fresh, and the step that
+// produces one writes straight into it, so callers may keep outputs across runs and no copy
+// is made. An output that is a graph input or an initializer is copied.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "ops/op_schema.h"
+#include "runtime/kernel_provider.h"
+#include "runtime/memory_planner.h"
+
+namespace kiln::runtime {
+
+struct CompileOptions {
+  // Asked in order before the reference kernels (which always come last). Not owned: each
+  // provider must outlive the plans compiled with it.
+  std::vector<const KernelProvider*> providers;
+  // Let intermediates whose lifetimes do not overlap share arena bytes.
+  bool share_memory = true;
+  // Let an elementwise op write over an input it is the last reader of (same shape and dtype).
+  bool inplace = true;
+};
+
+struct PlanValue {
+  enum class Kind {
+    kInput,     // a graph input: the caller's tensor, bound per run
+    kConstant,  // an initializer: Plan::constants[index]
+    kArena,     // an intermediate: the arena bytes at `offset`
+    kOutput,    // produced by a step and a graph output: allocated per run
+  };
+  std::string name;
+  ops::TensorInfo info;  // concrete shape
+  Kind kind = Kind::kArena;
+  int index = -1;     // kInput: position among the graph inputs; kConstant: among Plan::constants
+  size_t offset = 0;  // kArena only
+  size_t nbytes() const { return static_cast<size_t>(info.shape.numel()) * dtype_size(info.dtype); }
+};
+
+struct PlanStep {
+  std::string label;  // "Conv 'conv1'": how errors name the step
+  const ops::OpSchema* schema = nullptr;
+  Attrs attrs;  // bound once, at compile time
+  ops::KernelFn kernel;
+  std::string provider;     // the KernelProvider that supplied the kernel
+  std::vector<int> inputs;  // value ids (into Plan::values); -1 for a missing optional input
+  std::vector<int> outputs;
+};
+
+struct Plan {
+  std::string name;  // the graph's
+  std::vector<PlanValue> values;
+  std::vector<PlanStep> steps;  // in topological order
+  std::vector<int> inputs;      // value ids of the graph inputs, in the graph's order
+  std::vector<int> outputs;     // value ids of the graph outputs, in the graph's order (may repeat)
+  std::vector<Tensor> constants;
+  size_t arena_bytes = 0;
+  MemoryPlanStats memory;
+
+  // "graph 'mlp'" (or "graph" when unnamed): how errors name the model.
+  std::string label() const { return name.empty() ? std::string("graph") : "graph '" + name + "'"; }
+};
+
+// Compiles a verified graph whose input shapes are all concrete. Every unsupported op is
+// listed in one kiln::Error before anything else happens; a value whose shape is still not
+// concrete after inference is an error naming it and its producer.
+std::shared_ptr<const Plan> compile(const graph::Graph& graph, const CompileOptions& options = {});
+
+// A copy of `graph` with the named inputs' shapes made concrete and shapes inferred again.
+// Each given shape must match the declared one where that is known:
+//   "input 'data': expected (?, 3, 224, 224), got (1, 3, 200, 200)".
+// Inputs not named keep their declared shapes.
+graph::Graph bind_input_shapes(const graph::Graph& graph, const std::map<std::string, Shape>& shapes);
+
+}  // namespace kiln::runtime
