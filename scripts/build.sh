@@ -6,5 +6,7 @@ cd "$(dirname "$0")/.."
 preset=${1:-release}
 shift || true
 jobs=${KILN_JOBS:-$(nproc)}
+# Paths under the checkout are hashed relative to it, so clones in other folders share the cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 cmake --preset "$preset" > /dev/null
 cmake --build --preset "$preset" -j "$jobs" "$@"
