@@ -12,8 +12,10 @@ namespace {
 
 std::vector<TensorInfo> infer_broadcast(InferContext& ctx, DType out_dtype) {
   Shape shape = ctx.shape(0);
-  for (int i = 1; i < ctx.num_inputs(); ++i)
-    shape = broadcast_shapes(shape, ctx.shape(i), ctx.input_label(i));
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    // Equal shapes are the common case; the error label is only built when it may be needed.
+    if (ctx.shape(i) != shape) shape = broadcast_shapes(shape, ctx.shape(i), ctx.input_label(i));
+  }
   return {TensorInfo{out_dtype, shape}};
 }
 
