@@ -13,6 +13,7 @@ void run_loop(benchmark::State& state, bool pooled) {
   const size_t saved_limit = kiln::pool_limit();
   kiln::set_pool_limit(pooled ? size_t{1} << 30 : 0);
   const int64_t elements = state.range(0);
+  const kiln::AllocatorStats before = kiln::allocator_stats();
   for (auto _ : state) {
     // Three live temporaries per step, like a small chain of ops.
     kiln::Tensor a = kiln::Tensor::empty({elements}, kiln::DType::kFloat32);
@@ -23,9 +24,10 @@ void run_loop(benchmark::State& state, bool pooled) {
     std::memcpy(c.raw_data(), a.raw_data(), c.nbytes());
     benchmark::DoNotOptimize(c.raw_data());
   }
-  const kiln::AllocatorStats s = kiln::allocator_stats();
+  const kiln::AllocatorStats after = kiln::allocator_stats();
+  const double allocations = static_cast<double>(after.num_allocations - before.num_allocations);
   state.counters["pool_hit_rate"] =
-      s.num_allocations ? static_cast<double>(s.num_pool_hits) / static_cast<double>(s.num_allocations) : 0.0;
+      allocations > 0 ? static_cast<double>(after.num_pool_hits - before.num_pool_hits) / allocations : 0.0;
   state.SetBytesProcessed(state.iterations() * 4 * elements * 4);
   kiln::set_pool_limit(saved_limit);
   kiln::release_cached();
