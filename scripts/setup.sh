@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 apt_packages=(
   build-essential cmake ninja-build ccache pkg-config git
   clang-format clang libclang-rt-14-dev
-  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
   python3 python3-venv python3-pip
 )
 

@@ -41,15 +41,6 @@ ops::KernelFn choose_kernel(const Node& node, const Attrs& attrs, const CompileO
   return reference_kernels().choose_kernel(node, attrs);
 }
 
-// Variadic elementwise kernels (Sum, Max, ...) fold their inputs pairwise into the output, so
-// the output is written before inputs after the second are read: those may not share it.
-bool may_write_over(const PlanStep& step, size_t slot) {
-  if (!step.schema->is_elementwise()) return false;
-  const auto& specs = step.schema->inputs();
-  const bool variadic = !specs.empty() && specs.back().arity == ops::Arity::kVariadic;
-  return !variadic || slot < 2;
-}
-
 // Picks in-place pairs, derives lifetimes and assigns arena offsets.
 void plan_arena(Plan& plan, const CompileOptions& options) {
   const int num_steps = static_cast<int>(plan.steps.size());
@@ -70,7 +61,7 @@ void plan_arena(Plan& plan, const CompileOptions& options) {
       TensorLifetime lt{v.nbytes(), s, std::max(s, last_read[static_cast<size_t>(out)]), -1};
       for (size_t slot = 0; options.inplace && lt.reuse < 0 && slot < step.inputs.size(); ++slot) {
         const int in = step.inputs[slot];
-        if (in < 0 || !may_write_over(step, slot)) continue;
+        if (in < 0 || !step.schema->is_elementwise()) continue;
         const PlanValue& iv = plan.values[static_cast<size_t>(in)];
         if (iv.kind != PlanValue::Kind::kArena || last_read[static_cast<size_t>(in)] != s) continue;
         if (iv.info.dtype != v.info.dtype || iv.info.shape != v.info.shape) continue;

@@ -2,6 +2,11 @@
 // outputs returned to the caller (and a copy of an input that is not contiguous).
 #include "runtime/executor.h"
 
+#include <optional>
+#include <string_view>
+
+#include "kiln/profiler.hpp"
+
 namespace kiln::runtime {
 
 namespace {
@@ -20,6 +25,12 @@ class RunGuard {
  private:
   std::atomic<bool>& running_;
 };
+
+// The node name inside a step label ("Conv 'conv1'" -> "conv1"), for the profiler.
+std::string_view node_name(std::string_view label) {
+  const size_t first = label.find('\''), last = label.rfind('\'');
+  return first < last ? label.substr(first + 1, last - first - 1) : label;
+}
 
 std::string describe(DType dtype, const Shape& shape) {
   return std::string(dtype_name(dtype)) + " " + shape.to_string();
@@ -147,6 +158,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const PlanStep& step = p.steps[s];
     ops::KernelContext ctx{step.attrs, step_inputs_[s], step_outputs_[s]};
+    std::optional<profiler::OpScope> timed;  // one Duration event per step while profiling
+    if (profiler::is_running()) timed.emplace(node_name(step.label), step.schema->name());
     try {
       step.kernel(ctx);
     } catch (const Error& e) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "kiln/error.hpp"
@@ -47,6 +46,29 @@ const char* descr_for(DType dtype) {
   return "";
 }
 
+// The value of `key` in the header's Python dict literal: the text between `open` and `close`
+// after "'key':" (with open = 0: from the first non-space character up to `close` or the '}').
+std::string header_field(const std::string& header, const std::string& key, char open, char close,
+                         const std::string& path) {
+  size_t at = header.find("'" + key + "'");
+  KILN_CHECK(at != std::string::npos, ErrorCode::kIo, path, ": header has no '", key, "'");
+  at = header.find(':', at + key.size() + 2);
+  KILN_CHECK(at != std::string::npos, ErrorCode::kIo, path, ": header entry '", key, "' has no value");
+  at = header.find_first_not_of(" \t", at + 1);
+  KILN_CHECK(at != std::string::npos, ErrorCode::kIo, path, ": header entry '", key, "' has no value");
+  if (open) {
+    KILN_CHECK(header[at] == open, ErrorCode::kIo, path, ": header entry '", key, "' should start with '", open,
+               "'");
+    ++at;
+  }
+  size_t end = header.find(close, at);
+  if (!open && end == std::string::npos) end = header.find('}', at);
+  KILN_CHECK(end != std::string::npos, ErrorCode::kIo, path, ": header entry '", key, "' is not closed");
+  std::string value = header.substr(at, end - at);
+  if (!open) value.erase(value.find_last_not_of(" \t") + 1);
+  return value;
+}
+
 }  // namespace
 
 Tensor load(const std::string& path) {
@@ -83,18 +105,15 @@ Tensor read(std::istream& in, const std::string& path) {
   in.read(header.data(), header_len);
   KILN_CHECK(static_cast<uint32_t>(in.gcount()) == header_len, ErrorCode::kIo, path, ": truncated header");
 
-  std::smatch m;
-  static const std::regex descr_re(R"('descr'\s*:\s*'([^']+)')");
-  static const std::regex order_re(R"('fortran_order'\s*:\s*(True|False))");
-  static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
-  KILN_CHECK(std::regex_search(header, m, descr_re), ErrorCode::kIo, path, ": header has no 'descr'");
-  const DType dtype = dtype_from_descr(m[1].str(), path);
-  KILN_CHECK(std::regex_search(header, m, order_re), ErrorCode::kIo, path, ": header has no 'fortran_order'");
-  const bool fortran = m[1].str() == "True";
-  KILN_CHECK(std::regex_search(header, m, shape_re), ErrorCode::kIo, path, ": header has no 'shape'");
+  const DType dtype = dtype_from_descr(header_field(header, "descr", '\'', '\'', path), path);
+  const std::string order = header_field(header, "fortran_order", 0, ',', path);
+  KILN_CHECK(order == "True" || order == "False", ErrorCode::kIo, path, ": 'fortran_order' is '", order,
+             "', expected True or False");
+  const bool fortran = order == "True";
+  const std::string shape_text = header_field(header, "shape", '(', ')', path);
   std::vector<int64_t> dims;
   int64_t count = 1;
-  std::stringstream dims_text(m[1].str());
+  std::stringstream dims_text(shape_text);
   std::string item;
   while (std::getline(dims_text, item, ',')) {
     if (item.find_first_not_of(" \t") == std::string::npos) continue;
@@ -105,7 +124,7 @@ Tensor read(std::istream& in, const std::string& path) {
     }
     KILN_CHECK(dims.back() >= 0, ErrorCode::kIo, path, ": negative dimension in shape");
     // The file must hold every element, which also bounds the product against overflow.
-    KILN_CHECK(dims.back() == 0 || count <= total / dims.back(), ErrorCode::kIo, path, ": shape (", m[1].str(),
+    KILN_CHECK(dims.back() == 0 || count <= total / dims.back(), ErrorCode::kIo, path, ": shape (", shape_text,
                ") needs more data than the ", total, "-byte file holds");
     count *= dims.back();
   }

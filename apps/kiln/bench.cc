@@ -1,0 +1,104 @@
+// kiln bench MODEL [--batch N] [--threads T] [--warmup W] [--iters I] [--json] [--shape ...]
+// [--input NAME=FILE.npy ...]: latency (mean, p50, p90, p99 in ms), throughput and GFLOPS of
+// predict() on fixed inputs (random with a fixed seed unless given).
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "kiln/threading.hpp"
+#include "runtime/flops.h"
+#include "runtime/plan.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct BenchArgs {
+  ModelArgs model;
+  int64_t batch = 1;
+  int warmup = 10;
+  int iters = 100;
+  bool json = false;
+  std::vector<std::string> shapes, inputs;
+};
+
+double percentile(const std::vector<double>& sorted, double p) {
+  const size_t i = static_cast<size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+void bench(const BenchArgs& args) {
+  const Predictor predictor = load_model(args.model);
+  const std::vector<Tensor> inputs =
+      make_inputs(predictor, parse_shapes(args.shapes), parse_files(args.inputs), args.batch);
+  std::map<std::string, Shape> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) shapes.emplace(predictor.inputs()[i].name, inputs[i].shape());
+  const int64_t flops = runtime::count_flops(runtime::bind_input_shapes(predictor.graph(), shapes)).total;
+  const int64_t samples = !inputs.empty() && inputs[0].shape().ndim() > 0 ? inputs[0].shape()[0] : 1;
+
+  for (int i = 0; i < args.warmup; ++i) predictor.predict(inputs);  // compiles the plan, warms caches
+  std::vector<double> ms;
+  ms.reserve(static_cast<size_t>(args.iters));
+  for (int i = 0; i < args.iters; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    predictor.predict(inputs);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+  std::sort(ms.begin(), ms.end());
+  const double throughput = static_cast<double>(samples) * 1000.0 / mean;
+  const double gflops = static_cast<double>(flops) / (mean * 1e-3) / 1e9;
+
+  if (args.json) {
+    nlohmann::json j = {{"model", args.model.model},
+                        {"batch", samples},
+                        {"threads", num_threads()},
+                        {"warmup", args.warmup},
+                        {"iters", args.iters},
+                        {"mean_ms", mean},
+                        {"p50_ms", percentile(ms, 50)},
+                        {"p90_ms", percentile(ms, 90)},
+                        {"p99_ms", percentile(ms, 99)},
+                        {"min_ms", ms.front()},
+                        {"max_ms", ms.back()},
+                        {"throughput", throughput},
+                        {"flops", flops},
+                        {"gflops", gflops}};
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << std::fixed << std::setprecision(3) << "model " << predictor.name() << ", batch " << samples
+            << ", " << num_threads() << " thread(s), " << args.iters << " iterations after " << args.warmup
+            << " warmup\n"
+            << "latency ms: mean " << mean << "  p50 " << percentile(ms, 50) << "  p90 " << percentile(ms, 90)
+            << "  p99 " << percentile(ms, 99) << "  min " << ms.front() << "  max " << ms.back() << "\n"
+            << std::setprecision(1) << "throughput: " << throughput << " samples/s\n"
+            << std::setprecision(3) << "compute: " << gflops << " GFLOPS (" << flops << " FLOPs per call)\n";
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand("bench", "latency and throughput of a model");
+  add_model_args(cmd, args->model, "all");
+  cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", args->warmup, "untimed calls first")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--iters", args->iters, "timed calls")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", args->json, "print JSON");
+  cmd->add_option("--shape", args->shapes, "an input's shape, NAME=D0,D1,... (repeatable)");
+  cmd->add_option("--input", args->inputs, "an input from a file, NAME=FILE.npy (repeatable)");
+  cmd->callback([args] { bench(*args); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,55 @@
+// What the `kiln` subcommands share: the model arguments and loading, input tensors from
+// --shape / --input / random values, and the subcommand registrations (one file each).
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "kiln/predictor.hpp"
+#include "kiln/tensor.hpp"
+
+namespace kiln::cli {
+
+// A mistake in how the program was called (exit status 2), as opposed to a failure (status 1).
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// MODEL, --epoch and the load options every subcommand takes.
+struct ModelArgs {
+  std::string model;
+  int epoch = -1;
+  std::string opt_level;
+  int threads = 0;
+};
+
+// Adds MODEL, --epoch, --opt-level (default `default_opt_level`) and --threads to `command`.
+void add_model_args(CLI::App* command, ModelArgs& args, const std::string& default_opt_level);
+Predictor load_model(const ModelArgs& args);
+
+// "NAME=1,3,224,224" -> {NAME: (1, 3, 224, 224)}; a malformed one is a UsageError.
+std::map<std::string, Shape> parse_shapes(const std::vector<std::string>& specs);
+// "NAME=FILE.npy" -> {NAME: FILE.npy}.
+std::map<std::string, std::string> parse_files(const std::vector<std::string>& specs);
+
+// One tensor per model input: loaded from `files`, else random (fixed seed) of the shape in
+// `shapes`, else of the declared shape with a free first dimension set to `batch`.
+std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
+                                const std::map<std::string, std::string>& files, int64_t batch);
+
+// The shapes to count FLOPs for: those given, else the declared ones with a free first
+// dimension set to `batch`; inputs that stay partly unknown are left out.
+std::map<std::string, Shape> concrete_shapes(const Predictor& predictor,
+                                             const std::map<std::string, Shape>& given, int64_t batch);
+
+void add_info_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_profile_command(CLI::App& app);
+
+}  // namespace kiln::cli

@@ -1,0 +1,115 @@
+// kiln info MODEL [--json] [--shape NAME=D0,D1,...]: inputs, outputs, op counts, parameters and
+// FLOPs (for the given shapes, or the declared ones with a free batch of 1).
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "graph/graph.h"
+#include "runtime/flops.h"
+#include "runtime/plan.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct InfoArgs {
+  ModelArgs model;
+  bool json = false;
+  std::vector<std::string> shapes;
+};
+
+nlohmann::json spec_json(const TensorSpec& spec) {
+  if (!spec.known) return {{"name", spec.name}, {"dtype", nullptr}, {"shape", nullptr}};
+  return {{"name", spec.name}, {"dtype", dtype_name(spec.dtype)}, {"shape", spec.shape.dims()}};
+}
+
+std::string spec_text(const TensorSpec& spec) {
+  return spec.known ? std::string(dtype_name(spec.dtype)) + " " + spec.shape.to_string() : "unknown";
+}
+
+std::string shapes_text(const std::map<std::string, Shape>& shapes) {
+  std::string text;
+  for (const auto& [name, shape] : shapes)
+    text += (text.empty() ? "" : ", ") + name + "=" + shape.to_string();
+  return text;
+}
+
+void info(const InfoArgs& args) {
+  const Predictor predictor = load_model(args.model);
+  const graph::Graph& g = predictor.graph();
+
+  std::map<std::string, int> op_counts;
+  for (const graph::Node* node : g.nodes()) ++op_counts[node->op];
+  int64_t param_count = 0, param_bytes = 0;
+  for (const graph::Value* v : g.initializers()) {
+    param_count += v->constant.numel();
+    param_bytes += static_cast<int64_t>(v->constant.nbytes());
+  }
+
+  // FLOPs and output shapes need every input's shape.
+  const std::map<std::string, Shape> shapes = concrete_shapes(predictor, parse_shapes(args.shapes), 1);
+  std::optional<runtime::FlopCount> flops;
+  std::vector<TensorSpec> outputs = predictor.outputs();
+  if (shapes.size() == predictor.inputs().size()) {
+    const graph::Graph bound = runtime::bind_input_shapes(g, shapes);
+    flops = runtime::count_flops(bound);
+    for (size_t i = 0; i < outputs.size() && !args.shapes.empty(); ++i)  // shapes for the inputs asked about
+      if (const auto& out_info = bound.outputs()[i]->info)
+        outputs[i] = {outputs[i].name, out_info->dtype, out_info->shape};
+  }
+
+  if (args.json) {
+    nlohmann::json j;
+    j["model"] = args.model.model;
+    j["name"] = predictor.name();
+    j["opt_level"] = args.model.opt_level;
+    for (const TensorSpec& s : predictor.inputs()) j["inputs"].push_back(spec_json(s));
+    for (const TensorSpec& s : outputs) j["outputs"].push_back(spec_json(s));
+    j["num_nodes"] = g.num_nodes();
+    j["ops"] = op_counts;
+    j["parameters"] = {{"count", param_count}, {"bytes", param_bytes}};
+    nlohmann::json shape_json = nlohmann::json::object();
+    for (const auto& [name, shape] : shapes) shape_json[name] = shape.dims();
+    j["flops_input_shapes"] = shape_json;
+    j["flops"] = flops ? nlohmann::json(flops->total) : nlohmann::json(nullptr);
+    if (flops) j["flops_by_op"] = flops->by_op;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "model: " << predictor.name() << " (" << args.model.model << "), opt level "
+            << args.model.opt_level << "\n";
+  std::cout << "inputs:\n";
+  for (const TensorSpec& s : predictor.inputs()) std::cout << "  " << s.name << "  " << spec_text(s) << "\n";
+  std::cout << "outputs:\n";
+  for (const TensorSpec& s : outputs) std::cout << "  " << s.name << "  " << spec_text(s) << "\n";
+  std::cout << "ops (" << g.num_nodes() << " nodes):\n";
+  for (const auto& [op, count] : op_counts)
+    std::cout << "  " << std::left << std::setw(24) << op << count << "\n";
+  std::cout << "parameters: " << param_count << " (" << param_bytes << " bytes, " << std::fixed
+            << std::setprecision(2) << static_cast<double>(param_bytes) / (1 << 20) << " MiB)\n";
+  if (flops) {
+    std::cout << "FLOPs for " << shapes_text(shapes) << ": " << flops->total << " ("
+              << static_cast<double>(flops->total) / 1e9 << " GFLOPs)\n";
+    for (const auto& [op, n] : flops->by_op)
+      std::cout << "  " << std::left << std::setw(24) << op << n << "\n";
+  } else {
+    std::cout << "FLOPs: unknown; give every input's shape with --shape NAME=D0,D1,...\n";
+  }
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  auto args = std::make_shared<InfoArgs>();
+  CLI::App* cmd = app.add_subcommand("info", "inputs, outputs, op counts, parameters and FLOPs of a model");
+  add_model_args(cmd, args->model, "none");
+  cmd->add_flag("--json", args->json, "print JSON");
+  cmd->add_option("--shape", args->shapes, "input shape for FLOPs, NAME=D0,D1,... (repeatable)");
+  cmd->callback([args] { info(*args); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,83 @@
+// Input tensors for run, bench and profile: .npy files, or random values of a known shape.
+#include <algorithm>
+#include <optional>
+#include <random>
+
+#include "cli.h"
+#include "kiln/npy.hpp"
+
+namespace kiln::cli {
+
+namespace {
+
+// The declared shape with a free first dimension set to `batch`; nullopt if still partly free.
+std::optional<Shape> default_shape(const TensorSpec& spec, int64_t batch) {
+  if (!spec.known) return std::nullopt;
+  Shape shape = spec.shape;
+  if (shape.ndim() > 0 && shape[0] < 0) shape[0] = batch;
+  for (int64_t d : shape.dims())
+    if (d < 0) return std::nullopt;
+  return shape;
+}
+
+void check_names(const Predictor& predictor, const std::vector<std::string>& given, const char* option) {
+  const std::vector<std::string> names = predictor.input_names();
+  for (const std::string& name : given) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw UsageError(std::string(option) + " " + name + ": the model has no input '" + name +
+                     "' (inputs: " + list + ")");
+  }
+}
+
+template <class Map>
+std::vector<std::string> keys(const Map& map) {
+  std::vector<std::string> k;
+  for (const auto& entry : map) k.push_back(entry.first);
+  return k;
+}
+
+}  // namespace
+
+std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
+                                const std::map<std::string, std::string>& files, int64_t batch) {
+  check_names(predictor, keys(shapes), "--shape");
+  check_names(predictor, keys(files), "--input");
+  std::mt19937 rng(42);  // fixed: runs of the same command see the same inputs
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<Tensor> inputs;
+  for (const TensorSpec& spec : predictor.inputs()) {
+    if (const auto file = files.find(spec.name); file != files.end()) {
+      inputs.push_back(npy::load(file->second));
+      continue;
+    }
+    const auto given = shapes.find(spec.name);
+    const std::optional<Shape> shape = given != shapes.end() ? given->second : default_shape(spec, batch);
+    if (!shape)
+      throw UsageError("input '" + spec.name + "' has shape " + (spec.known ? spec.shape.to_string() : "?") +
+                       ": give it with --shape " + spec.name + "=D0,D1,... or --input " + spec.name +
+                       "=FILE.npy");
+    std::vector<float> values(static_cast<size_t>(shape->numel()));
+    for (float& v : values) v = dist(rng);
+    const Tensor random = Tensor::from_vector(values, *shape);
+    inputs.push_back(spec.known && spec.dtype != DType::kFloat32 ? random.cast(spec.dtype) : random);
+  }
+  return inputs;
+}
+
+std::map<std::string, Shape> concrete_shapes(const Predictor& predictor,
+                                             const std::map<std::string, Shape>& given, int64_t batch) {
+  check_names(predictor, keys(given), "--shape");
+  std::map<std::string, Shape> shapes;
+  for (const TensorSpec& spec : predictor.inputs()) {
+    if (const auto it = given.find(spec.name); it != given.end()) {
+      shapes.emplace(spec.name, it->second);
+    } else if (const auto shape = default_shape(spec, batch)) {
+      shapes.emplace(spec.name, *shape);
+    }
+  }
+  return shapes;
+}
+
+}  // namespace kiln::cli

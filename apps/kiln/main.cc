@@ -1,0 +1,28 @@
+// kiln: inspect, run, benchmark and profile models from the command line.
+//   kiln info MODEL | run MODEL --input NAME=FILE.npy | bench MODEL | profile MODEL
+// Failures print "kiln: error: <message>" and exit 1; usage errors exit 2.
+#include <iostream>
+
+#include "cli.h"
+#include "kiln/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: inspect, run, benchmark and profile models (MXNet -symbol.json + .params)", "kiln"};
+  app.require_subcommand(1);
+  kiln::cli::add_info_command(app);
+  kiln::cli::add_run_command(app);
+  kiln::cli::add_bench_command(app);
+  kiln::cli::add_profile_command(app);
+  try {
+    app.parse(argc, argv);  // the chosen subcommand runs inside parse()
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help exits 0
+  } catch (const kiln::cli::UsageError& e) {
+    std::cerr << "kiln: usage error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

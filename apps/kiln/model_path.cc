@@ -1,0 +1,61 @@
+// MODEL and its options, and the NAME=VALUE arguments (--shape, --input).
+#include <charconv>
+
+#include "cli.h"
+
+namespace kiln::cli {
+
+void add_model_args(CLI::App* command, ModelArgs& args, const std::string& default_opt_level) {
+  args.opt_level = default_opt_level;
+  command->add_option("model", args.model, "NAME-symbol.json, a prefix NAME (with --epoch), or a .onnx file")
+      ->required();
+  command->add_option("--epoch", args.epoch, "parameter file epoch (default: the highest found)");
+  command->add_option("--opt-level", args.opt_level, "graph optimization: none, basic or all")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "basic", "all"}));
+  command->add_option("--threads", args.threads, "threads each op may use (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+Predictor load_model(const ModelArgs& args) {
+  return Predictor::load(args.model,
+                         {.threads = args.threads, .opt_level = args.opt_level, .epoch = args.epoch});
+}
+
+namespace {
+
+std::pair<std::string, std::string> split_assignment(const std::string& spec, const char* option) {
+  const size_t eq = spec.find('=');
+  if (eq == 0 || eq == std::string::npos || eq + 1 == spec.size())
+    throw UsageError(std::string(option) + " '" + spec + "': expected NAME=VALUE");
+  return {spec.substr(0, eq), spec.substr(eq + 1)};
+}
+
+}  // namespace
+
+std::map<std::string, Shape> parse_shapes(const std::vector<std::string>& specs) {
+  std::map<std::string, Shape> shapes;
+  for (const std::string& spec : specs) {
+    const auto [name, dims_text] = split_assignment(spec, "--shape");
+    std::vector<int64_t> dims;
+    for (size_t pos = 0; pos <= dims_text.size();) {
+      const size_t comma = std::min(dims_text.find(',', pos), dims_text.size());
+      int64_t d = -1;
+      const auto [end, ec] = std::from_chars(dims_text.data() + pos, dims_text.data() + comma, d);
+      if (ec != std::errc() || end != dims_text.data() + comma || d < 0)
+        throw UsageError("--shape '" + spec + "': expected NAME=D0,D1,... with non-negative integers");
+      dims.push_back(d);
+      pos = comma + 1;
+    }
+    shapes[name] = Shape(dims);
+  }
+  return shapes;
+}
+
+std::map<std::string, std::string> parse_files(const std::vector<std::string>& specs) {
+  std::map<std::string, std::string> files;
+  for (const std::string& spec : specs) files.insert(split_assignment(spec, "--input"));
+  return files;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,91 @@
+// kiln::Predictor: the deployment API. Load a model once, then call predict() from any number of
+// threads with batches of any size.
+//
+//   kiln::Predictor p = kiln::Predictor::load("resnet-symbol.json", {.opt_level = "all"});
+//   std::vector<kiln::Tensor> out = p.predict({image});          // inputs by position
+//   auto named = p.predict_named({{"data", image}});              // inputs and outputs by name
+//
+// The graph is optimized once, at load. Each distinct set of input shapes is compiled once into
+// an immutable plan and kept in a bounded LRU cache; every call borrows an Executor (a private
+// workspace) from its plan's pool and gives it back, so concurrent calls never share memory and
+// a call takes no lock while it runs. A bad input throws a kiln::Error naming the input with
+// the expected and actual dtype and shape, and leaves the Predictor usable.
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/device.hpp"
+#include "kiln/tensor.hpp"
+
+namespace kiln {
+
+namespace graph {
+class Graph;
+}
+
+struct PredictorOptions {
+  Device device = cpu();            // only the CPU runs models for now
+  int threads = 0;                  // > 0: kiln::set_num_threads(threads) at load
+  std::string opt_level = "basic";  // "none" | "basic" | "all": graph passes run once at load
+  size_t max_cached_plans = 16;     // compiled input-shape signatures kept (least recently used go)
+  int epoch = -1;                   // MXNet checkpoints: the .params epoch; -1 picks the highest
+};
+
+// An input or output as the model declares it: dims of -1 are free (e.g. the batch).
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  bool known = true;  // false when the dtype and shape are only known once inputs are given
+};
+
+class Predictor {
+ public:
+  // Loads a model:
+  //   "dir/NAME-symbol.json"  an MXNet symbol; NAME-EPOCH.params beside it (the highest epoch,
+  //                           or options.epoch)
+  //   "dir/NAME"              the same, by prefix
+  //   "model.onnx"            not yet: kiln::Error kUnsupported
+  // The symbol and the parameters are read concurrently.
+  static Predictor load(const std::string& model_path, const PredictorOptions& options = {});
+
+  // A Predictor over a graph built in memory (tests, other frontends).
+  explicit Predictor(graph::Graph graph, const PredictorOptions& options = {});
+
+  Predictor(Predictor&&) noexcept;
+  Predictor& operator=(Predictor&&) noexcept;
+  ~Predictor();
+
+  // Inputs in input_names() order; outputs in output_names() order.
+  std::vector<Tensor> predict(const std::vector<Tensor>& inputs) const;
+  // predict({a, b}): without it a braced pair of tensors could also mean a map's iterator range.
+  std::vector<Tensor> predict(std::initializer_list<Tensor> inputs) const {
+    return predict(std::vector<Tensor>(inputs));
+  }
+  // Inputs by name (every input, no others); outputs in output_names() order.
+  std::vector<Tensor> predict(const std::map<std::string, Tensor>& inputs) const;
+  // Inputs by name; outputs by name.
+  std::map<std::string, Tensor> predict_named(const std::map<std::string, Tensor>& inputs) const;
+
+  const std::string& name() const;
+  std::vector<std::string> input_names() const;
+  std::vector<std::string> output_names() const;
+  const std::vector<TensorSpec>& inputs() const;
+  const std::vector<TensorSpec>& outputs() const;
+
+  // The optimized graph the plans are compiled from.
+  const graph::Graph& graph() const;
+  // Input-shape signatures compiled and cached now (at most options.max_cached_plans).
+  size_t num_cached_plans() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln

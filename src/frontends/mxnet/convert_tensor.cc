@@ -1,0 +1,173 @@
+// Converters for MXNet's tensor ops: elementwise and broadcast arithmetic, scalar arithmetic,
+// Flatten, Concat, Reshape, transpose, clip, split, slice_axis, expand_dims, squeeze,
+// reductions, identities, add_n and Cast.
+#include <cstdint>
+#include <limits>
+
+#include "frontends/mxnet/convert.h"
+#include "frontends/mxnet/import.h"
+#include "kiln/error.hpp"
+
+namespace kiln::mxnet {
+namespace {
+
+using graph::Value;
+
+Converter binary(const std::string& op) {
+  return [op](ConvertContext& ctx) { ctx.set_output(ctx.add(op, {ctx.input(0), ctx.input(1)})); };
+}
+
+// `x op scalar`, or `scalar op x` when `reversed` (_rminus_scalar, _rdiv_scalar, ...).
+Converter with_scalar(const std::string& op, bool reversed) {
+  return [op, reversed](ConvertContext& ctx) {
+    Value* x = ctx.input(0);
+    Value* s = ctx.scalar(ctx.attrs().get_float("scalar", 0.0), ctx.input_dtype(0), "scalar");
+    ctx.set_output(ctx.add(op, reversed ? std::vector<Value*>{s, x} : std::vector<Value*>{x, s}));
+  };
+}
+
+Converter unary(const std::string& op) {
+  return [op](ConvertContext& ctx) { ctx.set_output(ctx.add(op, {ctx.input(0)})); };
+}
+
+void flatten(ConvertContext& ctx) {
+  ctx.set_output(ctx.add("Flatten", {ctx.input(0)}, {{"axis", 1}}));
+}
+
+void concat(ConvertContext& ctx) {
+  std::vector<Value*> inputs;
+  for (int i = 0; i < ctx.num_inputs(); ++i) inputs.push_back(ctx.input(i));
+  ctx.set_output(ctx.add("Concat", inputs, {{"axis", ctx.attrs().get_int("dim", 1)}}));
+}
+
+void add_n(ConvertContext& ctx) {
+  std::vector<Value*> inputs;
+  for (int i = 0; i < ctx.num_inputs(); ++i) inputs.push_back(ctx.input(i));
+  ctx.set_output(ctx.add("Sum", inputs));
+}
+
+void reshape(ConvertContext& ctx) {
+  const MxnetAttrs& a = ctx.attrs();
+  if (a.has("target_shape") && !a.get_ints("target_shape").empty())
+    ctx.unsupported("target_shape (deprecated)");
+  const std::vector<int64_t> spec = a.require_ints("shape");
+  const Shape in = ctx.input_shape(0, "Reshape's special values");
+  const std::vector<int64_t> shape = resolve_reshape(in, spec, a.get_bool("reverse", false), ctx.label());
+  ctx.set_output(ctx.add("Reshape", {ctx.input(0), ctx.ints(shape, "shape")}));
+}
+
+void transpose(ConvertContext& ctx) {
+  const std::vector<int64_t> axes = ctx.attrs().get_ints("axes");
+  AttrMap attrs;
+  if (!axes.empty()) attrs.emplace("perm", axes);
+  ctx.set_output(ctx.add("Transpose", {ctx.input(0)}, attrs));
+}
+
+void clip(ConvertContext& ctx) {
+  const DType dt = ctx.input_dtype(0);
+  Value* lo = ctx.scalar(ctx.attrs().get_float("a_min", 0.0), dt, "min");
+  Value* hi = ctx.scalar(ctx.attrs().get_float("a_max", 0.0), dt, "max");
+  ctx.set_output(ctx.add("Clip", {ctx.input(0), lo, hi}));
+}
+
+void split(ConvertContext& ctx) {
+  const MxnetAttrs& a = ctx.attrs();
+  const int64_t n = a.require_int("num_outputs");
+  const int64_t axis = a.get_int("axis", 1);
+  const bool squeeze = a.get_bool("squeeze_axis", false);
+  graph::Node* node = ctx.add_node("Split", {ctx.input(0)}, {{"axis", axis}, {"num_outputs", n}},
+                                   squeeze ? "split" : "", static_cast<int>(n));
+  if (!squeeze) return ctx.set_outputs(node->outputs);
+  std::vector<Value*> outs;
+  Value* axes = ctx.ints({axis}, "axes");
+  for (Value* part : node->outputs) outs.push_back(ctx.add("Squeeze", {part, axes}, {}, "squeeze"));
+  ctx.set_outputs(outs);
+}
+
+void slice_axis(ConvertContext& ctx) {
+  const MxnetAttrs& a = ctx.attrs();
+  const int64_t axis = a.require_int("axis");
+  const int64_t begin = a.get_int("begin", 0);
+  const int64_t end = a.get_int("end", std::numeric_limits<int64_t>::max());  // "None": to the end
+  ctx.set_output(ctx.add("Slice", {ctx.input(0), ctx.ints({begin}, "starts"), ctx.ints({end}, "ends"),
+                                   ctx.ints({axis}, "axes")}));
+}
+
+void expand_dims(ConvertContext& ctx) {
+  const int64_t axis = ctx.attrs().require_int("axis");
+  ctx.set_output(ctx.add("Unsqueeze", {ctx.input(0), ctx.ints({axis}, "axes")}));
+}
+
+void squeeze(ConvertContext& ctx) {
+  const std::vector<int64_t> axes = ctx.attrs().get_ints("axis");
+  std::vector<Value*> inputs{ctx.input(0)};
+  if (!axes.empty()) inputs.push_back(ctx.ints(axes, "axes"));
+  ctx.set_output(ctx.add("Squeeze", inputs));
+}
+
+Converter reduce(const std::string& op) {
+  return [op](ConvertContext& ctx) {
+    const MxnetAttrs& a = ctx.attrs();
+    if (a.get_bool("exclude", false)) ctx.unsupported("exclude=True");
+    const std::vector<int64_t> axes = a.get_ints("axis");
+    std::vector<Value*> inputs{ctx.input(0)};
+    if (!axes.empty()) inputs.push_back(ctx.ints(axes, "axes"));
+    ctx.set_output(ctx.add(op, inputs, {{"keepdims", a.get_bool("keepdims", false) ? 1 : 0}}));
+  };
+}
+
+void cast(ConvertContext& ctx) {
+  const std::string name = ctx.attrs().get_string("dtype", "");
+  DType dtype = DType::kFloat32;
+  try {
+    dtype = dtype_from_name(name);
+  } catch (const Error&) {
+    ctx.unsupported("dtype '" + name + "'");
+  }
+  ctx.set_output(ctx.add("Cast", {ctx.input(0)}, {{"to", dtype_to_onnx(dtype)}}));
+}
+
+}  // namespace
+
+void add_tensor_converters(ConverterTable& t) {
+  for (const char* op : {"elemwise_add", "_plus", "_Plus", "_add", "broadcast_add", "broadcast_plus"})
+    t[op] = binary("Add");
+  for (const char* op : {"elemwise_sub", "_minus", "_Minus", "_sub", "broadcast_sub", "broadcast_minus"})
+    t[op] = binary("Sub");
+  for (const char* op : {"elemwise_mul", "_mul", "_Mul", "broadcast_mul"}) t[op] = binary("Mul");
+  for (const char* op : {"elemwise_div", "_div", "_Div", "broadcast_div"}) t[op] = binary("Div");
+  t["broadcast_maximum"] = t["_maximum"] = binary("Max");
+  t["broadcast_minimum"] = t["_minimum"] = binary("Min");
+  t["broadcast_power"] = t["_power"] = binary("Pow");
+  t["_plus_scalar"] = with_scalar("Add", false);
+  t["_minus_scalar"] = with_scalar("Sub", false);
+  t["_rminus_scalar"] = with_scalar("Sub", true);
+  t["_mul_scalar"] = with_scalar("Mul", false);
+  t["_div_scalar"] = with_scalar("Div", false);
+  t["_rdiv_scalar"] = with_scalar("Div", true);
+  t["_power_scalar"] = with_scalar("Pow", false);
+  t["_rpower_scalar"] = with_scalar("Pow", true);
+  t["_maximum_scalar"] = with_scalar("Max", false);
+  t["_minimum_scalar"] = with_scalar("Min", false);
+  for (const char* op : {"_copy", "identity", "BlockGrad", "stop_gradient"}) t[op] = unary("Identity");
+  t["relu"] = unary("Relu");
+  t["sigmoid"] = unary("Sigmoid");
+  t["tanh"] = unary("Tanh");
+  t["Flatten"] = t["flatten"] = flatten;
+  t["Concat"] = t["concat"] = concat;
+  t["add_n"] = t["ElementWiseSum"] = add_n;
+  t["Reshape"] = t["reshape"] = reshape;
+  t["transpose"] = transpose;
+  t["clip"] = clip;
+  t["SliceChannel"] = t["split"] = split;
+  t["slice_axis"] = slice_axis;
+  t["expand_dims"] = expand_dims;
+  t["squeeze"] = squeeze;
+  t["sum"] = t["sum_axis"] = reduce("ReduceSum");
+  t["mean"] = reduce("ReduceMean");
+  t["max"] = t["max_axis"] = reduce("ReduceMax");
+  t["min"] = t["min_axis"] = reduce("ReduceMin");
+  t["Cast"] = t["cast"] = cast;
+}
+
+}  // namespace kiln::mxnet

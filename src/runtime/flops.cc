@@ -1,0 +1,57 @@
+// FLOP counting from the inferred shapes of each node's inputs and outputs.
+#include "runtime/flops.h"
+
+#include <optional>
+#include <variant>
+
+namespace kiln::runtime {
+
+namespace {
+
+// The concrete shape of a value, if inference left one.
+std::optional<Shape> concrete(const graph::Value* v) {
+  if (v == nullptr || !v->info) return std::nullopt;
+  for (int64_t d : v->info->shape.dims())
+    if (d < 0) return std::nullopt;
+  return v->info->shape;
+}
+
+// Multiply-adds of a matrix-like node, or nullopt when its shapes are unknown.
+std::optional<int64_t> multiply_adds(const graph::Node& node) {
+  if (node.inputs.size() < 2) return std::nullopt;
+  const auto a = concrete(node.inputs[0]), b = concrete(node.inputs[1]), y = concrete(node.outputs[0]);
+  if (!a || !b || !y || a->ndim() == 0 || b->ndim() == 0) return std::nullopt;
+  if (node.op == "Conv") return y->numel() * (b->numel() / (*b)[0]);           // W: (M, C/group, k...)
+  if (node.op == "ConvTranspose") return a->numel() * (b->numel() / (*b)[0]);  // W: (C, M/group, k...)
+  if (node.op == "MatMul") return y->numel() * (*a)[a->ndim() - 1];
+  // Gemm: A is (M, K), or (K, M) with transA.
+  const auto it = node.attrs.find("transA");
+  const int64_t* trans = it == node.attrs.end() ? nullptr : std::get_if<int64_t>(&it->second.variant());
+  const bool trans_a = trans != nullptr && *trans != 0;
+  return y->numel() * (trans_a ? (*a)[0] : (*a)[a->ndim() - 1]);
+}
+
+}  // namespace
+
+FlopCount count_flops(const graph::Graph& graph) {
+  FlopCount count;
+  for (const graph::Node* node : graph.nodes()) {
+    std::optional<int64_t> flops;
+    if (node->op == "Conv" || node->op == "ConvTranspose" || node->op == "Gemm" || node->op == "MatMul") {
+      if (const auto macs = multiply_adds(*node)) flops = 2 * *macs;
+    } else if (node->schema().is_elementwise()) {
+      if (const auto y = concrete(node->outputs[0])) flops = y->numel();
+    } else {
+      continue;
+    }
+    if (!flops) {
+      ++count.unknown_nodes;
+      continue;
+    }
+    count.total += *flops;
+    count.by_op[node->op] += *flops;
+  }
+  return count;
+}
+
+}  // namespace kiln::runtime

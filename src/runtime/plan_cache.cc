@@ -1,0 +1,84 @@
+// The LRU plan cache with per-key single compilation and per-plan Executor pools.
+#include "runtime/plan_cache.h"
+
+#include "kiln/error.hpp"
+
+namespace kiln::runtime {
+
+PlanCache::PlanCache(size_t capacity) : capacity_(capacity) {
+  KILN_CHECK(capacity_ > 0, ErrorCode::kInvalidArgument, "max_cached_plans: expected at least 1, got 0");
+}
+
+size_t PlanCache::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+std::shared_ptr<PlanCache::Entry> PlanCache::find_or_compile(const std::string& key,
+                                                             const CompileFn& compile) {
+  std::promise<std::shared_ptr<const Plan>> promise;
+  std::shared_ptr<Entry> entry;
+  bool compiles_here = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = entries_.find(key); it != entries_.end()) {
+      recency_.splice(recency_.begin(), recency_, it->second->recency);
+      entry = it->second;
+    } else {
+      entry = std::make_shared<Entry>();
+      entry->plan = promise.get_future().share();
+      recency_.push_front(key);
+      entry->recency = recency_.begin();
+      entries_.emplace(key, entry);
+      while (entries_.size() > capacity_) {  // never the new entry: it is the most recent
+        entries_.erase(recency_.back());
+        recency_.pop_back();
+      }
+      compiles_here = true;
+    }
+  }
+  if (!compiles_here) {
+    entry->plan.wait();  // another caller is compiling (or has compiled) this key
+    return entry;
+  }
+  try {
+    promise.set_value(compile());
+  } catch (...) {
+    promise.set_exception(std::current_exception());  // callers waiting on this key see the error
+    std::lock_guard lock(mutex_);
+    if (auto it = entries_.find(key); it != entries_.end() && it->second == entry) {
+      recency_.erase(entry->recency);
+      entries_.erase(it);
+    }
+    throw;
+  }
+  return entry;
+}
+
+std::vector<Tensor> PlanCache::run(const std::string& key, const CompileFn& compile,
+                                   const std::vector<Tensor>& inputs) {
+  const std::shared_ptr<Entry> entry = find_or_compile(key, compile);
+  const std::shared_ptr<const Plan>& plan = entry->plan.get();  // rethrows a failed compile
+  std::unique_ptr<Executor> executor;
+  {
+    std::lock_guard lock(entry->pool_mutex);
+    if (!entry->idle.empty()) {
+      executor = std::move(entry->idle.back());
+      entry->idle.pop_back();
+    }
+  }
+  if (!executor) executor = std::make_unique<Executor>(plan);  // its arena is allocated outside the lock
+
+  // The Executor goes back to the pool however the run ends: a failed run leaves it usable.
+  struct GiveBack {
+    Entry& entry;
+    std::unique_ptr<Executor>& executor;
+    ~GiveBack() {
+      std::lock_guard lock(entry.pool_mutex);
+      entry.idle.push_back(std::move(executor));
+    }
+  } give_back{*entry, executor};
+  return executor->run(inputs);
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Gluon model-zoo vision nets run by real MXNet 1.9.1 and by Kiln's MXNet importer, compared.
+
+  mxnet_models.py [--venv DIR] generate OUT [--models a,b]
+        MXNet builds each net with random weights (pretrained=False; no network), randomises the
+        BatchNorm statistics too, hybridizes it, runs it on a random input and exports it:
+        OUT/NAME-symbol.json, OUT/NAME-0000.params, OUT/NAME-input.npy, OUT/NAME-output.npy
+  mxnet_models.py [--venv DIR] all OUT --predict EXE [--models a,b]
+        generate, then for every net `EXE symbol.json params input.npy kiln-output.npy` and compare:
+        max |kiln - mxnet| / max |mxnet| must stay below 1e-4 (op_mix is a hand-built symbol
+        covering the converters the zoo nets do not reach)
+
+MXNet 1.x needs numpy < 1.24, so it lives in its own venv (.venv-mxnet, made by
+scripts/setup-mxnet.sh); the script re-runs itself with that venv's Python.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+# (name, input side). The default list runs every net the importer is checked on; inceptionv3 needs
+# 299x299 because its last pooling window is fixed.
+MODELS = [
+    ("resnet18_v1", 224),
+    ("resnet18_v2", 224),
+    ("mobilenet1.0", 224),
+    ("mobilenetv2_1.0", 224),
+    ("squeezenet1.0", 224),
+    ("densenet121", 224),
+    ("vgg11", 224),
+    ("inceptionv3", 299),
+    ("op_mix", 9),  # not a zoo net: a symbol that uses the ops the nets above do not
+]
+TOLERANCE = 1e-4
+
+
+def use_venv(venv):
+    """Re-runs this script with the venv's Python unless it already runs there."""
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        sys.exit(f"mxnet_models: {venv} is missing: run scripts/setup-mxnet.sh to install MXNet 1.9.1 there")
+    if os.path.realpath(sys.prefix) != os.path.realpath(venv):
+        os.execv(python, [python, os.path.abspath(__file__)] + sys.argv[1:])
+
+
+def randomize(net, rng):
+    """Random weights everywhere, including BatchNorm's running statistics (which initialize() sets
+    to 0 and 1), so that every term of the inference formula is exercised."""
+    import mxnet as mx
+    import numpy as np
+    for name, param in net.collect_params().items():
+        shape = param.shape
+        if name.endswith("running_var") or name.endswith("moving_var"):
+            value = rng.uniform(0.5, 1.5, shape)
+        elif name.endswith("gamma"):
+            value = rng.uniform(0.5, 1.5, shape)
+        elif name.endswith(("running_mean", "moving_mean", "beta", "bias")):
+            value = rng.uniform(-0.1, 0.1, shape)
+        else:
+            fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+            value = rng.normal(0.0, (2.0 / fan_in) ** 0.5, shape)
+        param.set_data(mx.nd.array(value.astype("float32")))
+
+
+def op_mix():
+    """A symbol over a (1, 4, 9, 9) input exercising many converters; every branch is flattened
+    into one output row so that one comparison covers them all."""
+    import mxnet as mx
+    s = mx.sym
+    x = s.Variable("data")
+    branches = [
+        s.Deconvolution(x, kernel=(3, 3), stride=(2, 2), pad=(1, 1), adj=(1, 1), num_filter=3, no_bias=False,
+                        name="deconv"),
+        s.Pooling(x, pool_type="avg", kernel=(2, 2), stride=(2, 2), pooling_convention="full",
+                  count_include_pad=False, name="avg_full"),
+        s.Pooling(x, pool_type="max", kernel=(3, 3), stride=(2, 2), pad=(1, 1), name="max_pad"),
+        s.Pooling(x, pool_type="sum", global_pool=True, kernel=(1, 1), name="gsum"),
+        s.LeakyReLU(x, act_type="prelu", name="prelu"),
+        s.LeakyReLU(x, act_type="elu", slope=0.3, name="elu"),
+        s.LeakyReLU(x, act_type="leaky", slope=0.1, name="leaky"),
+        s.Activation(x, act_type="softrelu", name="softrelu"),
+        s.Activation(x, act_type="softsign", name="softsign"),
+        s.log_softmax(x, axis=1, name="logsm"),
+        s.softmax(x, axis=2, name="sm"),
+        s.slice_axis(x, axis=2, begin=1, end=None, name="sl"),
+        s.expand_dims(s.mean(x, axis=(2, 3), name="mean"), axis=1, name="ex"),
+        s.max(x, axis=1, keepdims=True, name="maxr"),
+        s.clip(x, a_min=-0.5, a_max=0.5, name="clip"),
+        s.transpose(x, axes=(0, 2, 3, 1), name="tr"),
+        s.Reshape(x, shape=(0, -3, -2), name="rs"),
+        s.BatchNorm(x, eps=1e-4, name="bn_fixed"),
+        s.BatchNorm(x, fix_gamma=False, name="bn"),
+        s.add_n(x, x * 2.0, x - 1.0, name="addn"),
+        s._internal._rdiv_scalar(x * x + 1.0, scalar=2.0, name="rdiv"),
+        s._internal._rminus_scalar(x, scalar=3.0, name="rminus"),
+        s._internal._power_scalar(x * x + 0.5, scalar=1.5, name="pow"),
+        s.broadcast_maximum(x, s.mean(x, axis=1, keepdims=True), name="bmax"),
+        s.split(s.slice_axis(x, axis=3, begin=0, end=8, name="sl8"), num_outputs=2, axis=3, name="sp")[1],
+        s.SliceChannel(x, num_outputs=4, axis=1, squeeze_axis=True, name="sq")[2],
+        s.FullyConnected(x, num_hidden=5, flatten=False, name="fc_last"),
+        s.Cast(s.Cast(x, dtype="float16"), dtype="float32", name="cast"),
+    ]
+    return s.Concat(*[s.Flatten(b) for b in branches], dim=1, name="all")
+
+
+def generate_op_mix(out, rng):
+    import mxnet as mx
+    import numpy as np
+    net = op_mix()
+    x = rng.uniform(-1.0, 1.0, (1, 4, 9, 9)).astype("float32")
+    arg_shapes, _, aux_shapes = net.infer_shape(data=x.shape)
+    args = {n: mx.nd.array(rng.uniform(-0.5, 0.5, sh).astype("float32"))
+            for n, sh in zip(net.list_arguments(), arg_shapes)}
+    args["data"] = mx.nd.array(x)
+    aux = {n: mx.nd.array(rng.uniform(0.5, 1.5, sh).astype("float32"))
+           for n, sh in zip(net.list_auxiliary_states(), aux_shapes)}
+    y = net.bind(mx.cpu(), args, aux_states=aux).forward(is_train=False)[0].asnumpy()
+    net.save(os.path.join(out, "op_mix-symbol.json"))
+    saved = {f"arg:{n}": a for n, a in args.items() if n != "data"}
+    saved.update({f"aux:{n}": a for n, a in aux.items()})
+    mx.nd.save(os.path.join(out, "op_mix-0000.params"), saved)
+    return x, y
+
+
+def generate(out, models):
+    import mxnet as mx
+    import numpy as np
+    from mxnet.gluon.model_zoo import vision
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(7)
+    for name, side in models:
+        if name == "op_mix":
+            x, y = generate_op_mix(out, rng)
+            np.save(os.path.join(out, f"{name}-input.npy"), x)
+            np.save(os.path.join(out, f"{name}-output.npy"), y)
+            print(f"mxnet_models: {name}: input {x.shape}, output {y.shape}", flush=True)
+            continue
+        net = vision.get_model(name, pretrained=False)
+        net.initialize(mx.init.Xavier())
+        x = rng.uniform(-1.0, 1.0, (1, 3, side, side)).astype("float32")
+        net(mx.nd.array(x))  # deferred initialization fixes every shape
+        randomize(net, rng)
+        net.hybridize(static_alloc=True)
+        y = net(mx.nd.array(x)).asnumpy()
+        net.export(os.path.join(out, name))
+        np.save(os.path.join(out, f"{name}-input.npy"), x)
+        np.save(os.path.join(out, f"{name}-output.npy"), y)
+        print(f"mxnet_models: {name}: input {x.shape}, output {y.shape}", flush=True)
+
+
+def compare(out, models, predict):
+    import numpy as np
+    failures = 0
+    for name, _ in models:
+        prefix = os.path.join(out, name)
+        got_path = f"{prefix}-kiln-output.npy"
+        start = time.time()
+        run = subprocess.run([predict, f"{prefix}-symbol.json", f"{prefix}-0000.params", f"{prefix}-input.npy",
+                              got_path])
+        seconds = time.time() - start
+        if run.returncode != 0:
+            print(f"FAIL {name}: {predict} exited with {run.returncode}")
+            failures += 1
+            continue
+        want = np.load(f"{prefix}-output.npy")
+        got = np.load(got_path)
+        if got.shape != want.shape:
+            print(f"FAIL {name}: output shape {got.shape}, MXNet's is {want.shape}")
+            failures += 1
+            continue
+        scale = float(np.max(np.abs(want))) or 1.0
+        error = float(np.max(np.abs(got.astype("float64") - want))) / scale
+        verdict = "ok  " if error < TOLERANCE else "FAIL"
+        print(f"{verdict} {name}: max abs error / max abs value = {error:.3g} ({seconds:.1f} s in Kiln)")
+        failures += error >= TOLERANCE
+    return 1 if failures else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--venv", default=os.path.join(os.path.dirname(__file__), "..", "..", ".venv-mxnet"))
+    parser.add_argument("mode", choices=["generate", "all"])
+    parser.add_argument("out")
+    parser.add_argument("--predict", help="the mxnet_predict program (mode all)")
+    parser.add_argument("--models", help="comma-separated subset of: " + ",".join(m for m, _ in MODELS))
+    args = parser.parse_args()
+    use_venv(os.path.abspath(args.venv))
+    models = MODELS
+    if args.models:
+        wanted = args.models.split(",")
+        unknown = set(wanted) - {m for m, _ in MODELS}
+        if unknown:
+            sys.exit(f"mxnet_models: unknown models {sorted(unknown)}")
+        models = [m for m in MODELS if m[0] in wanted]
+    generate(args.out, models)
+    if args.mode == "all":
+        if not args.predict:
+            sys.exit("mxnet_models: mode all needs --predict EXE")
+        sys.exit(compare(args.out, models, args.predict))
+
+
+if __name__ == "__main__":
+    main()
