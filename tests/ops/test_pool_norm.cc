@@ -9,50 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include "ops/op_schema.h"
+#include "op_test_util.h"
 
 namespace kiln::ops {
 namespace {
-
-// Runs `op` and checks that it throws `code` with every string of `parts` in its message.
-void expect_error(const std::string& op, const AttrMap& attrs, const std::vector<Tensor>& inputs,
-                  ErrorCode code, std::initializer_list<std::string> parts, int num_outputs = -1) {
-  const OpSchema& schema = OpRegistry::global().get(op);
-  try {
-    schema.run_reference(schema.bind(attrs), inputs, num_outputs);
-    ADD_FAILURE() << op << ": expected an error, got none";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    const std::string message = e.what();
-    for (const auto& part : parts)
-      EXPECT_NE(message.find(part), std::string::npos) << message << "\nlacks: " << part;
-  }
-}
-
-// Binds `attrs` and checks that binding throws `code` naming each of `parts`.
-void expect_bad_attr(const std::string& op, const AttrMap& attrs, std::initializer_list<std::string> parts,
-                     ErrorCode code = ErrorCode::kInvalidArgument) {
-  const OpSchema& schema = OpRegistry::global().get(op);
-  try {
-    schema.bind(attrs);
-    ADD_FAILURE() << op << ": expected an attribute error, got none";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    const std::string message = e.what();
-    for (const auto& part : parts)
-      EXPECT_NE(message.find(part), std::string::npos) << message << "\nlacks: " << part;
-  }
-}
-
-Tensor floats(const Shape& shape, DType dtype = DType::kFloat32) {
-  return Tensor::zeros(shape, dtype);
-}
-
-std::vector<Tensor> run(const std::string& op, const AttrMap& attrs, const std::vector<Tensor>& inputs,
-                        int num_outputs = -1) {
-  const OpSchema& schema = OpRegistry::global().get(op);
-  return schema.run_reference(schema.bind(attrs), inputs, num_outputs);
-}
 
 TEST(PoolErrors, WrongRank) {
   for (const char* op : {"MaxPool", "AveragePool", "LpPool"})

@@ -8,41 +8,11 @@
 
 #include <gtest/gtest.h>
 
-#include "ops/op_schema.h"
+#include "op_test_util.h"
 
 namespace kiln::ops {
 namespace {
 
-// Runs `op` and checks that it throws `code` with every string of `parts` in its message.
-void expect_error(const std::string& op, const AttrMap& attrs, const std::vector<Tensor>& inputs,
-                  ErrorCode code, std::initializer_list<std::string> parts) {
-  const OpSchema& schema = OpRegistry::global().get(op);
-  try {
-    schema.run_reference(schema.bind(attrs), inputs);
-    ADD_FAILURE() << op << ": expected an error, got none";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    const std::string message = e.what();
-    for (const auto& part : parts)
-      EXPECT_NE(message.find(part), std::string::npos) << message << "\nlacks: " << part;
-  }
-}
-
-// Binds `attrs` and checks that binding throws kInvalidArgument naming each of `parts`.
-void expect_bad_attr(const std::string& op, const AttrMap& attrs, std::initializer_list<std::string> parts) {
-  const OpSchema& schema = OpRegistry::global().get(op);
-  try {
-    schema.bind(attrs);
-    ADD_FAILURE() << op << ": expected an attribute error, got none";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
-    const std::string message = e.what();
-    for (const auto& part : parts)
-      EXPECT_NE(message.find(part), std::string::npos) << message << "\nlacks: " << part;
-  }
-}
-
-Tensor floats(const Shape& shape) { return Tensor::zeros(shape, DType::kFloat32); }
 Tensor int64s(const std::vector<int64_t>& values) {
   return Tensor::from_vector<int64_t>(values, Shape{static_cast<int64_t>(values.size())});
 }

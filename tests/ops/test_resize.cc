@@ -8,39 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "ops/op_schema.h"
+#include "op_test_util.h"
 
 namespace kiln::ops {
 namespace {
-
-// Runs `op` and checks that it throws `code` with every string of `parts` in its message.
-void expect_error(const std::string& op, const AttrMap& attrs, const std::vector<Tensor>& inputs,
-                  ErrorCode code, std::initializer_list<std::string> parts) {
-  const OpSchema& schema = OpRegistry::global().get(op);
-  try {
-    schema.run_reference(schema.bind(attrs), inputs);
-    ADD_FAILURE() << op << ": expected an error, got none";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    const std::string message = e.what();
-    for (const auto& part : parts)
-      EXPECT_NE(message.find(part), std::string::npos) << message << "\nlacks: " << part;
-  }
-}
-
-// Checks that binding `attrs` throws kInvalidArgument naming each of `parts`.
-void expect_bad_attr(const std::string& op, const AttrMap& attrs, std::initializer_list<std::string> parts) {
-  const OpSchema& schema = OpRegistry::global().get(op);
-  try {
-    schema.bind(attrs);
-    ADD_FAILURE() << op << ": expected an attribute error, got none";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
-    const std::string message = e.what();
-    for (const auto& part : parts)
-      EXPECT_NE(message.find(part), std::string::npos) << message << "\nlacks: " << part;
-  }
-}
 
 Tensor image() {
   return Tensor::zeros({1, 1, 2, 3}, DType::kFloat32);
@@ -52,11 +23,6 @@ Tensor scales(std::vector<float> v) {
 Tensor sizes(std::vector<int64_t> v) {
   const auto n = static_cast<int64_t>(v.size());
   return Tensor::from_vector<int64_t>(v, Shape{n});
-}
-
-std::vector<Tensor> run(const std::string& op, const AttrMap& attrs, const std::vector<Tensor>& inputs) {
-  const OpSchema& schema = OpRegistry::global().get(op);
-  return schema.run_reference(schema.bind(attrs), inputs);
 }
 
 TEST(ResizeErrors, ScalesAndSizesBothGiven) {
