@@ -33,8 +33,12 @@ void run_loop(benchmark::State& state, bool pooled) {
   kiln::release_cached();
 }
 
-void BM_AllocLoopPooled(benchmark::State& state) { run_loop(state, true); }
-void BM_AllocLoopUnpooled(benchmark::State& state) { run_loop(state, false); }
+void BM_AllocLoopPooled(benchmark::State& state) {
+  run_loop(state, true);
+}
+void BM_AllocLoopUnpooled(benchmark::State& state) {
+  run_loop(state, false);
+}
 
 }  // namespace
 

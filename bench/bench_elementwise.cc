@@ -19,9 +19,8 @@ void BM_MemcpyParallel(benchmark::State& state) {
   const auto* s = static_cast<const char*>(src.raw_data());
   auto* d = static_cast<char*>(dst.raw_data());
   for (auto _ : state) {
-    kiln::parallel_for(0, kN * 4, 1 << 20, [&](int64_t b, int64_t e) {
-      std::memcpy(d + b, s + b, static_cast<size_t>(e - b));
-    });
+    kiln::parallel_for(0, kN * 4, 1 << 20,
+                       [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, static_cast<size_t>(e - b)); });
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(state.iterations() * kN * 8);

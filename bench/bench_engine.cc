@@ -16,7 +16,8 @@ void BM_PushIndependent(benchmark::State& state) {
   std::vector<kiln::engine::VarPtr> vars;
   for (int i = 0; i < 64; ++i) vars.push_back(kiln::engine::new_var());
   for (auto _ : state) {
-    for (int i = 0; i < kOpsPerIteration; ++i) engine.push([] {}, {}, {vars[static_cast<size_t>(i % 64)]}, "noop");
+    for (int i = 0; i < kOpsPerIteration; ++i)
+      engine.push([] {}, {}, {vars[static_cast<size_t>(i % 64)]}, "noop");
     engine.wait_all();
   }
   state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(state.iterations()) * kOpsPerIteration,

@@ -6,8 +6,8 @@
 int main() {
   auto dev = kiln::num_gpus() > 0 ? kiln::gpu(0) : kiln::cpu();
   auto a = kiln::nd::ones({512, 512}, dev), b = kiln::nd::ones({512, 512}, dev);
-  auto r = kiln::nd::dot(a, b);                   // async
-  std::vector<float> v = r.to_vector<float>();    // syncs; every element is 512
+  auto r = kiln::nd::dot(a, b);                              // async
+  std::vector<float> v = r.to_vector<float>();               // syncs; every element is 512
   auto s = kiln::nd::ones({3, 1}) + kiln::nd::ones({1, 4});  // shape (3, 4)
   auto d = kiln::nd::ones({50, 50});
   const auto before = kiln::allocator_stats(kiln::cpu()).num_allocations;

@@ -9,13 +9,13 @@
 namespace kiln {
 
 struct AllocatorStats {
-  size_t bytes_in_use = 0;          // handed out and not yet freed (rounded to size classes)
-  size_t peak_bytes_in_use = 0;     // the high-water mark of bytes_in_use since the last reset
-  size_t bytes_cached = 0;          // freed blocks held in the pool for reuse
-  size_t num_allocations = 0;       // every allocation request served
-  size_t num_pool_hits = 0;         // requests served from the pool
+  size_t bytes_in_use = 0;            // handed out and not yet freed (rounded to size classes)
+  size_t peak_bytes_in_use = 0;       // the high-water mark of bytes_in_use since the last reset
+  size_t bytes_cached = 0;            // freed blocks held in the pool for reuse
+  size_t num_allocations = 0;         // every allocation request served
+  size_t num_pool_hits = 0;           // requests served from the pool
   size_t num_system_allocations = 0;  // requests that went to the system allocator
-  size_t num_system_frees = 0;      // blocks given back to the system
+  size_t num_system_frees = 0;        // blocks given back to the system
 };
 
 AllocatorStats allocator_stats(Device device = cpu());

@@ -19,13 +19,19 @@ struct Device {
   bool operator!=(const Device& o) const { return !(*this == o); }
 };
 
-inline Device cpu(int index = 0) { return Device{DeviceType::kCPU, index}; }
-inline Device gpu(int index = 0) { return Device{DeviceType::kGPU, index}; }
+inline Device cpu(int index = 0) {
+  return Device{DeviceType::kCPU, index};
+}
+inline Device gpu(int index = 0) {
+  return Device{DeviceType::kGPU, index};
+}
 
 // Number of CUDA devices visible to this process: 0 when there is no driver or no GPU.
 // It asks the driver at run time, so it works (and says 0) on machines without CUDA.
 int num_gpus();
 
-inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.to_string(); }
+inline std::ostream& operator<<(std::ostream& os, const Device& d) {
+  return os << d.to_string();
+}
 
 }  // namespace kiln

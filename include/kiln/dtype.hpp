@@ -24,14 +24,16 @@ enum class DType : uint8_t {
   kBool,
 };
 
-inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+inline constexpr DType kAllDTypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
                                        DType::kBFloat16, DType::kInt8,    DType::kUInt8,
-                                       DType::kInt32,   DType::kInt64,   DType::kBool};
+                                       DType::kInt32,    DType::kInt64,   DType::kBool};
 
 size_t dtype_size(DType dtype);
-const char* dtype_name(DType dtype);               // "float32", "bfloat16", ...
-DType dtype_from_name(const std::string& name);    // throws kiln::Error for unknown names
-inline std::ostream& operator<<(std::ostream& os, DType d) { return os << dtype_name(d); }
+const char* dtype_name(DType dtype);             // "float32", "bfloat16", ...
+DType dtype_from_name(const std::string& name);  // throws kiln::Error for unknown names
+inline std::ostream& operator<<(std::ostream& os, DType d) {
+  return os << dtype_name(d);
+}
 
 // ONNX TensorProto.DataType codes (FLOAT = 1, ..., BFLOAT16 = 16), used by attributes such as
 // Cast's `to`. dtype_from_onnx throws kiln::Error(kUnsupported) for types Kiln does not have.
@@ -48,15 +50,42 @@ constexpr bool is_integral(DType d) {
 // C++ type <-> DType.
 template <class T>
 struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
-template <> struct DTypeOf<float16> { static constexpr DType value = DType::kFloat16; };
-template <> struct DTypeOf<bfloat16> { static constexpr DType value = DType::kBFloat16; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kInt8; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUInt8; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kFloat32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::kFloat64;
+};
+template <>
+struct DTypeOf<float16> {
+  static constexpr DType value = DType::kFloat16;
+};
+template <>
+struct DTypeOf<bfloat16> {
+  static constexpr DType value = DType::kBFloat16;
+};
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::kInt8;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kUInt8;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kInt32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kInt64;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::kBool;
+};
 template <class T>
 inline constexpr DType dtype_of = DTypeOf<std::remove_cv_t<T>>::value;
 
@@ -73,15 +102,24 @@ struct TypeTag {
 template <class F>
 decltype(auto) dispatch_dtype(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::kFloat32: return f(TypeTag<float>{});
-    case DType::kFloat64: return f(TypeTag<double>{});
-    case DType::kFloat16: return f(TypeTag<float16>{});
-    case DType::kBFloat16: return f(TypeTag<bfloat16>{});
-    case DType::kInt8: return f(TypeTag<int8_t>{});
-    case DType::kUInt8: return f(TypeTag<uint8_t>{});
-    case DType::kInt32: return f(TypeTag<int32_t>{});
-    case DType::kInt64: return f(TypeTag<int64_t>{});
-    case DType::kBool: return f(TypeTag<bool>{});
+    case DType::kFloat32:
+      return f(TypeTag<float>{});
+    case DType::kFloat64:
+      return f(TypeTag<double>{});
+    case DType::kFloat16:
+      return f(TypeTag<float16>{});
+    case DType::kBFloat16:
+      return f(TypeTag<bfloat16>{});
+    case DType::kInt8:
+      return f(TypeTag<int8_t>{});
+    case DType::kUInt8:
+      return f(TypeTag<uint8_t>{});
+    case DType::kInt32:
+      return f(TypeTag<int32_t>{});
+    case DType::kInt64:
+      return f(TypeTag<int64_t>{});
+    case DType::kBool:
+      return f(TypeTag<bool>{});
   }
   raise(ErrorCode::kInternal, "dispatch_dtype: invalid dtype ", static_cast<int>(dtype));
 }

@@ -50,7 +50,7 @@ template <class... Args>
 }  // namespace kiln
 
 // KILN_CHECK(cond, code, message parts...): throws kiln::Error when cond is false.
-#define KILN_CHECK(cond, code, ...)                     \
-  do {                                                  \
-    if (!(cond)) ::kiln::raise((code), __VA_ARGS__);    \
+#define KILN_CHECK(cond, code, ...)                  \
+  do {                                               \
+    if (!(cond)) ::kiln::raise((code), __VA_ARGS__); \
   } while (false)

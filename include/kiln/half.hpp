@@ -31,7 +31,9 @@ inline uint16_t float_to_bfloat16_bits(float value) {
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
 }
-inline float bfloat16_bits_to_float(uint16_t bits) { return detail::bits_float(static_cast<uint32_t>(bits) << 16); }
+inline float bfloat16_bits_to_float(uint16_t bits) {
+  return detail::bits_float(static_cast<uint32_t>(bits) << 16);
+}
 
 struct float16 {
   uint16_t bits = 0;

@@ -81,7 +81,8 @@ class NDArray {
   // For the layers above (autograd, executors): the view and its dependency chunk.
   const Tensor& view() const { return view_; }
   const std::shared_ptr<detail::Chunk>& chunk() const { return chunk_; }
-  NDArray(std::shared_ptr<detail::Chunk> chunk, Tensor view) : chunk_(std::move(chunk)), view_(std::move(view)) {}
+  NDArray(std::shared_ptr<detail::Chunk> chunk, Tensor view)
+      : chunk_(std::move(chunk)), view_(std::move(view)) {}
 
  private:
   const void* contiguous_data(DType expected) const;
@@ -108,12 +109,12 @@ NDArray array(const std::vector<T>& values, const Shape& shape) {
 }
 
 // Runs any registered op: inputs may be undefined NDArrays for missing optional inputs.
-std::vector<NDArray> invoke(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs = {},
-                            int num_outputs = -1);
+std::vector<NDArray> invoke(const std::string& op, const std::vector<NDArray>& inputs,
+                            const AttrMap& attrs = {}, int num_outputs = -1);
 NDArray invoke1(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs = {});
 // Runs an op writing into existing arrays, whose shapes and dtypes must match the op's result.
-void invoke_into(const std::string& op, const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
-                 const AttrMap& attrs = {});
+void invoke_into(const std::string& op, const std::vector<NDArray>& inputs,
+                 const std::vector<NDArray>& outputs, const AttrMap& attrs = {});
 
 // Waits for every pushed op; rethrows the first error since the last call.
 void waitall();

@@ -38,7 +38,9 @@ class Shape {
   std::vector<int64_t> dims_;
 };
 
-inline std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.to_string(); }
+inline std::ostream& operator<<(std::ostream& os, const Shape& s) {
+  return os << s.to_string();
+}
 
 // Row-major strides, in elements.
 std::vector<int64_t> contiguous_strides(const Shape& shape);

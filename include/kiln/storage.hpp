@@ -32,7 +32,8 @@ class Storage {
 
  private:
   enum class Kind { kAllocated, kWrapped, kSmall };
-  Storage(Kind kind, void* data, size_t nbytes, Device device) : kind_(kind), data_(data), nbytes_(nbytes), device_(device) {}
+  Storage(Kind kind, void* data, size_t nbytes, Device device)
+      : kind_(kind), data_(data), nbytes_(nbytes), device_(device) {}
 
   Kind kind_;
   void* data_;

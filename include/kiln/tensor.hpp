@@ -83,8 +83,8 @@ class Tensor {
 template <class T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
   KILN_CHECK(static_cast<int64_t>(values.size()) == shape.numel(), ErrorCode::kShapeMismatch,
-             "Tensor::from_vector: ", values.size(), " values do not fill shape ", shape, " (",
-             shape.numel(), " elements)");
+             "Tensor::from_vector: ", values.size(), " values do not fill shape ", shape, " (", shape.numel(),
+             " elements)");
   Tensor t = empty(shape, dtype_of<T>);
   T* out = t.data<T>();
   for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];

@@ -7,19 +7,28 @@ namespace kiln {
 
 const char* attr_type_name(AttrType type) {
   switch (type) {
-    case AttrType::kInt: return "int";
-    case AttrType::kFloat: return "float";
-    case AttrType::kString: return "string";
-    case AttrType::kInts: return "ints";
-    case AttrType::kFloats: return "floats";
-    case AttrType::kStrings: return "strings";
-    case AttrType::kTensor: return "tensor";
+    case AttrType::kInt:
+      return "int";
+    case AttrType::kFloat:
+      return "float";
+    case AttrType::kString:
+      return "string";
+    case AttrType::kInts:
+      return "ints";
+    case AttrType::kFloats:
+      return "floats";
+    case AttrType::kStrings:
+      return "strings";
+    case AttrType::kTensor:
+      return "tensor";
   }
   return "invalid";
 }
 
 namespace {
-bool is_list(AttrType t) { return t == AttrType::kInts || t == AttrType::kFloats || t == AttrType::kStrings; }
+bool is_list(AttrType t) {
+  return t == AttrType::kInts || t == AttrType::kFloats || t == AttrType::kStrings;
+}
 
 size_t list_size(const AttrValue::Variant& v) {
   return std::visit(
@@ -39,7 +48,8 @@ size_t list_size(const AttrValue::Variant& v) {
 AttrValue AttrValue::coerced_to(AttrType target, const std::string& what) const {
   const AttrType have = type();
   if (have == target) return *this;
-  if (target == AttrType::kFloat && have == AttrType::kInt) return AttrValue(static_cast<double>(std::get<int64_t>(v_)));
+  if (target == AttrType::kFloat && have == AttrType::kInt)
+    return AttrValue(static_cast<double>(std::get<int64_t>(v_)));
   if (is_list(target) && is_list(have) && list_size(v_) == 0) {
     if (target == AttrType::kInts) return AttrValue(std::vector<int64_t>{});
     if (target == AttrType::kFloats) return AttrValue(std::vector<double>{});
@@ -62,8 +72,8 @@ AttrValue AttrValue::coerced_to(AttrType target, const std::string& what) const 
     KILN_CHECK(std::floor(d) == d, ErrorCode::kTypeMismatch, what, ": expected an int, got ", d);
     return AttrValue(static_cast<int64_t>(d));
   }
-  raise(ErrorCode::kTypeMismatch, what, ": expected ", attr_type_name(target), ", got ", attr_type_name(have), " ",
-        to_string());
+  raise(ErrorCode::kTypeMismatch, what, ": expected ", attr_type_name(target), ", got ", attr_type_name(have),
+        " ", to_string());
 }
 
 std::string AttrValue::to_string() const {
@@ -96,8 +106,12 @@ const T& Attrs::get(const std::string& name, AttrType type) const {
   return std::get<T>(it->second.variant());
 }
 
-int64_t Attrs::get_int(const std::string& name) const { return get<int64_t>(name, AttrType::kInt); }
-double Attrs::get_float(const std::string& name) const { return get<double>(name, AttrType::kFloat); }
+int64_t Attrs::get_int(const std::string& name) const {
+  return get<int64_t>(name, AttrType::kInt);
+}
+double Attrs::get_float(const std::string& name) const {
+  return get<double>(name, AttrType::kFloat);
+}
 const std::string& Attrs::get_string(const std::string& name) const {
   return get<std::string>(name, AttrType::kString);
 }
@@ -110,6 +124,8 @@ const std::vector<double>& Attrs::get_floats(const std::string& name) const {
 const std::vector<std::string>& Attrs::get_strings(const std::string& name) const {
   return get<std::vector<std::string>>(name, AttrType::kStrings);
 }
-const Tensor& Attrs::get_tensor(const std::string& name) const { return get<Tensor>(name, AttrType::kTensor); }
+const Tensor& Attrs::get_tensor(const std::string& name) const {
+  return get<Tensor>(name, AttrType::kTensor);
+}
 
 }  // namespace kiln

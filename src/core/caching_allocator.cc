@@ -14,7 +14,8 @@ class HostRawAllocator final : public RawAllocator {
  public:
   void* allocate(size_t bytes) override {
     void* p = std::aligned_alloc(CachingAllocator::kAlignment, bytes);
-    KILN_CHECK(p != nullptr, ErrorCode::kRuntime, "cpu allocator: out of memory allocating ", bytes, " bytes");
+    KILN_CHECK(p != nullptr, ErrorCode::kRuntime, "cpu allocator: out of memory allocating ", bytes,
+               " bytes");
     return p;
   }
   void deallocate(void* ptr, size_t) override { std::free(ptr); }
@@ -30,7 +31,9 @@ size_t default_pool_limit() {
 CachingAllocator::CachingAllocator(Device device, std::unique_ptr<RawAllocator> raw, size_t pool_limit)
     : device_(device), raw_(std::move(raw)), pool_limit_(pool_limit) {}
 
-CachingAllocator::~CachingAllocator() { release_cached_locked(); }
+CachingAllocator::~CachingAllocator() {
+  release_cached_locked();
+}
 
 size_t CachingAllocator::size_class(size_t bytes) {
   constexpr size_t kMinimum = 512;
@@ -137,10 +140,20 @@ CachingAllocator& allocator_for(Device device) {
   return host;
 }
 
-AllocatorStats allocator_stats(Device device) { return allocator_for(device).stats(); }
-void release_cached(Device device) { allocator_for(device).release_cached(); }
-void set_pool_limit(size_t bytes, Device device) { allocator_for(device).set_pool_limit(bytes); }
-size_t pool_limit(Device device) { return allocator_for(device).pool_limit(); }
-void reset_peak_stats(Device device) { allocator_for(device).reset_peak_stats(); }
+AllocatorStats allocator_stats(Device device) {
+  return allocator_for(device).stats();
+}
+void release_cached(Device device) {
+  allocator_for(device).release_cached();
+}
+void set_pool_limit(size_t bytes, Device device) {
+  allocator_for(device).set_pool_limit(bytes);
+}
+size_t pool_limit(Device device) {
+  return allocator_for(device).pool_limit();
+}
+void reset_peak_stats(Device device) {
+  allocator_for(device).reset_peak_stats();
+}
 
 }  // namespace kiln

@@ -4,7 +4,9 @@
 
 namespace kiln {
 
-std::string Device::to_string() const { return (is_cpu() ? "cpu(" : "gpu(") + std::to_string(index) + ")"; }
+std::string Device::to_string() const {
+  return (is_cpu() ? "cpu(" : "gpu(") + std::to_string(index) + ")";
+}
 
 namespace {
 

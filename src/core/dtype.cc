@@ -8,15 +8,24 @@ size_t dtype_size(DType dtype) {
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "float32";
-    case DType::kFloat64: return "float64";
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kInt8: return "int8";
-    case DType::kUInt8: return "uint8";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kBool: return "bool";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat64:
+      return "float64";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
+    case DType::kInt8:
+      return "int8";
+    case DType::kUInt8:
+      return "uint8";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kBool:
+      return "bool";
   }
   return "invalid";
 }
@@ -31,15 +40,24 @@ DType dtype_from_name(const std::string& name) {
 
 int dtype_to_onnx(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return 1;
-    case DType::kUInt8: return 2;
-    case DType::kInt8: return 3;
-    case DType::kInt32: return 6;
-    case DType::kInt64: return 7;
-    case DType::kBool: return 9;
-    case DType::kFloat16: return 10;
-    case DType::kFloat64: return 11;
-    case DType::kBFloat16: return 16;
+    case DType::kFloat32:
+      return 1;
+    case DType::kUInt8:
+      return 2;
+    case DType::kInt8:
+      return 3;
+    case DType::kInt32:
+      return 6;
+    case DType::kInt64:
+      return 7;
+    case DType::kBool:
+      return 9;
+    case DType::kFloat16:
+      return 10;
+    case DType::kFloat64:
+      return 11;
+    case DType::kBFloat16:
+      return 16;
   }
   return 0;
 }

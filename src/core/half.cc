@@ -6,7 +6,8 @@ uint16_t float_to_half_bits(float value) {
   const uint32_t u = detail::float_bits(value);
   const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
   const uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return sign | 0x7e00u | static_cast<uint16_t>((abs >> 13) & 0x3ffu);  // NaN stays NaN
+  if (abs > 0x7f800000u)
+    return sign | 0x7e00u | static_cast<uint16_t>((abs >> 13) & 0x3ffu);  // NaN stays NaN
   // 65520 = 0x477ff000 is halfway between the largest half (65504) and 2^16; ties go to even,
   // which is the infinity side, so everything from there up overflows.
   if (abs >= 0x477ff000u) return sign | 0x7c00u;

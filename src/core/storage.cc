@@ -10,14 +10,16 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   return std::shared_ptr<Storage>(new Storage(Kind::kAllocated, p, nbytes, device));
 }
 
-std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device, std::function<void(void*)> release) {
+std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,
+                                       std::function<void(void*)> release) {
   std::shared_ptr<Storage> s(new Storage(Kind::kWrapped, data, nbytes, device));
   s->release_ = std::move(release);
   return s;
 }
 
 std::shared_ptr<Storage> Storage::small_host(size_t nbytes) {
-  KILN_CHECK(nbytes <= kSmallBytes, ErrorCode::kInternal, "Storage::small_host: ", nbytes, " bytes is not small");
+  KILN_CHECK(nbytes <= kSmallBytes, ErrorCode::kInternal, "Storage::small_host: ", nbytes,
+             " bytes is not small");
   std::shared_ptr<Storage> s(new Storage(Kind::kSmall, nullptr, nbytes, cpu()));
   s->data_ = s->small_;
   return s;

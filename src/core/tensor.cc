@@ -10,12 +10,16 @@ namespace kiln {
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype, std::vector<int64_t> strides,
                int64_t offset)
-    : storage_(std::move(storage)), shape_(std::move(shape)), dtype_(dtype), strides_(std::move(strides)),
+    : storage_(std::move(storage)),
+      shape_(std::move(shape)),
+      dtype_(dtype),
+      strides_(std::move(strides)),
       offset_(offset) {
-  KILN_CHECK(shape_.is_known(), ErrorCode::kShapeMismatch, "Tensor: shape ", shape_, " has unknown dimensions");
+  KILN_CHECK(shape_.is_known(), ErrorCode::kShapeMismatch, "Tensor: shape ", shape_,
+             " has unknown dimensions");
   if (strides_.empty() && shape_.ndim() > 0) strides_ = contiguous_strides(shape_);
-  KILN_CHECK(static_cast<int>(strides_.size()) == shape_.ndim(), ErrorCode::kInternal, "Tensor: ",
-             strides_.size(), " strides for shape ", shape_);
+  KILN_CHECK(static_cast<int>(strides_.size()) == shape_.ndim(), ErrorCode::kInternal,
+             "Tensor: ", strides_.size(), " strides for shape ", shape_);
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
@@ -68,7 +72,8 @@ void* Tensor::raw_data() const {
 }
 
 double Tensor::item() const {
-  KILN_CHECK(numel() == 1, ErrorCode::kShapeMismatch, "Tensor::item: expected one element, got shape ", shape_);
+  KILN_CHECK(numel() == 1, ErrorCode::kShapeMismatch, "Tensor::item: expected one element, got shape ",
+             shape_);
   return dispatch_dtype(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
     return convert_value<double>(*static_cast<const T*>(raw_data()));
@@ -83,8 +88,9 @@ void Tensor::check_dtype(DType expected, const std::string& what) const {
 Tensor Tensor::reshape(const Shape& shape) const {
   KILN_CHECK(shape.numel() == numel(), ErrorCode::kShapeMismatch, "reshape: cannot view shape ", shape_, " (",
              numel(), " elements) as ", shape, " (", shape.numel(), " elements)");
-  KILN_CHECK(is_contiguous(), ErrorCode::kInvalidArgument, "reshape: a view needs a contiguous tensor; shape ",
-             shape_, " has strides that are not row-major (call contiguous() first)");
+  KILN_CHECK(is_contiguous(), ErrorCode::kInvalidArgument,
+             "reshape: a view needs a contiguous tensor; shape ", shape_,
+             " has strides that are not row-major (call contiguous() first)");
   return Tensor(storage_, shape, dtype_, {}, offset_);
 }
 
@@ -165,8 +171,8 @@ void strided_copy(const Tensor& dst, const Tensor& src) {
         std::memcpy(dp, sp, static_cast<size_t>(inner) * item);
       } else {
         for (int64_t j = 0; j < inner; ++j)
-          std::memcpy(dp + j * d_inner * static_cast<int64_t>(item), sp + j * s_inner * static_cast<int64_t>(item),
-                      item);
+          std::memcpy(dp + j * d_inner * static_cast<int64_t>(item),
+                      sp + j * s_inner * static_cast<int64_t>(item), item);
       }
     }
   });
@@ -226,7 +232,8 @@ void print_values(std::ostream& os, const T* data, const Shape& shape, int axis,
         os << static_cast<compute_t<T>>(v);
       }
     } else {
-      print_values(os, data, shape, axis + 1, offset + i * strides[static_cast<size_t>(axis)], strides, summarize);
+      print_values(os, data, shape, axis + 1, offset + i * strides[static_cast<size_t>(axis)], strides,
+                   summarize);
     }
   };
   // Innermost values are separated by a space; rows by a newline and the indent of their depth.

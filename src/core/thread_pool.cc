@@ -23,7 +23,9 @@ int default_num_threads() {
 }
 }  // namespace
 
-bool in_parallel_region() { return t_in_region; }
+bool in_parallel_region() {
+  return t_in_region;
+}
 
 // One parallel region. Workers hold it through a shared_ptr, so a worker that wakes late finds
 // no chunks left instead of a dangling job.
@@ -137,7 +139,9 @@ std::shared_ptr<ThreadPool> compute_pool() {
   return pool_slot();
 }
 
-int num_threads() { return compute_pool()->num_threads(); }
+int num_threads() {
+  return compute_pool()->num_threads();
+}
 
 void set_num_threads(int n) {
   KILN_CHECK(n >= 1, ErrorCode::kInvalidArgument, "set_num_threads: expected at least 1 thread, got ", n);

@@ -38,7 +38,9 @@ class Var {
   std::exception_ptr error;
 };
 
-VarPtr new_var() { return std::make_shared<Var>(); }
+VarPtr new_var() {
+  return std::make_shared<Var>();
+}
 
 struct OpBlock {
   std::function<void()> fn;
@@ -141,10 +143,7 @@ class ThreadedEngine final : public Engine {
 
   int num_workers() const override { return static_cast<int>(workers_.size()); }
 
-  EngineStats stats() const override {
-    return {pushed_.load(), completed_.load(), failed_.load()};
-  }
-
+  EngineStats stats() const override { return {pushed_.load(), completed_.load(), failed_.load()}; }
 
  private:
   void wait_on_marker(const VarPtr& var, bool as_writer) {
@@ -331,11 +330,13 @@ std::unique_ptr<Engine> make_threaded_engine(int num_workers) {
   return std::make_unique<ThreadedEngine>(num_workers);
 }
 
-std::unique_ptr<Engine> make_naive_engine() { return std::make_unique<ThreadedEngine>(0); }
+std::unique_ptr<Engine> make_naive_engine() {
+  return std::make_unique<ThreadedEngine>(0);
+}
 
 Engine& get() {
   // Never destroyed: arrays owned by static objects may push their last ops during exit.
-  static Engine& engine = [] () -> Engine& {
+  static Engine& engine = []() -> Engine& {
     const char* kind = std::getenv("KILN_ENGINE");
     if (kind && std::string(kind) == "naive") return *make_naive_engine().release();
     const char* threads = std::getenv("KILN_ENGINE_THREADS");

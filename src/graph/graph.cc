@@ -6,9 +6,13 @@
 
 namespace kiln::graph {
 
-const ops::OpSchema& Node::schema() const { return ops::OpRegistry::global().get(op); }
+const ops::OpSchema& Node::schema() const {
+  return ops::OpRegistry::global().get(op);
+}
 
-std::string Node::label() const { return op + " '" + name + "'"; }
+std::string Node::label() const {
+  return op + " '" + name + "'";
+}
 
 Value* Graph::new_value(const std::string& requested) {
   const std::string value_name = requested.empty() ? fresh_name("v") : requested;
@@ -122,8 +126,8 @@ void Graph::replace_all_uses(Value* old_value, Value* new_value) {
 
 void Graph::remove_node(Node* node) {
   for (Value* out : node->outputs) {
-    KILN_CHECK(out->users.empty(), ErrorCode::kInternal, "remove_node: ", node->label(), " output '", out->name,
-               "' is still read by ", out->users.front()->label());
+    KILN_CHECK(out->users.empty(), ErrorCode::kInternal, "remove_node: ", node->label(), " output '",
+               out->name, "' is still read by ", out->users.front()->label());
     KILN_CHECK(std::find(outputs_.begin(), outputs_.end(), out) == outputs_.end(), ErrorCode::kInternal,
                "remove_node: ", node->label(), " output '", out->name, "' is a graph output");
   }
@@ -131,8 +135,9 @@ void Graph::remove_node(Node* node) {
     if (in) erase_one(in->users, node);
   std::set<const Value*> dead(node->outputs.begin(), node->outputs.end());
   for (Value* out : node->outputs) values_by_name_.erase(out->name);
-  values_.erase(std::remove_if(values_.begin(), values_.end(), [&](const auto& v) { return dead.count(v.get()); }),
-                values_.end());
+  values_.erase(
+      std::remove_if(values_.begin(), values_.end(), [&](const auto& v) { return dead.count(v.get()); }),
+      values_.end());
   nodes_by_name_.erase(node->name);
   nodes_.erase(std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& n) { return n.get() == node; }));
 }
@@ -150,8 +155,9 @@ void Graph::remove_unused_values(bool inputs_too) {
   inputs_.erase(std::remove_if(inputs_.begin(), inputs_.end(), [&](Value* v) { return dead.count(v); }),
                 inputs_.end());
   for (const Value* v : dead) values_by_name_.erase(v->name);
-  values_.erase(std::remove_if(values_.begin(), values_.end(), [&](const auto& v) { return dead.count(v.get()); }),
-                values_.end());
+  values_.erase(
+      std::remove_if(values_.begin(), values_.end(), [&](const auto& v) { return dead.count(v.get()); }),
+      values_.end());
 }
 
 void Graph::make_constant(Value* value, Tensor data) {
@@ -209,14 +215,16 @@ void Graph::verify() const {
   std::set<const Value*> known;
   for (const auto& v : values_) known.insert(v.get());
   for (const Value* v : inputs_)
-    KILN_CHECK(known.count(v), ErrorCode::kInvalidArgument, "graph '", name, "': an input is not in the graph");
+    KILN_CHECK(known.count(v), ErrorCode::kInvalidArgument, "graph '", name,
+               "': an input is not in the graph");
   for (const auto& n : nodes_) {
     const ops::OpSchema* schema = ops::OpRegistry::global().find(n->op);
-    KILN_CHECK(schema != nullptr, ErrorCode::kUnsupported, "graph '", name, "': ", n->label(),
-               ": op '", n->op, "' is not supported by Kiln");
+    KILN_CHECK(schema != nullptr, ErrorCode::kUnsupported, "graph '", name, "': ", n->label(), ": op '",
+               n->op, "' is not supported by Kiln");
     const int count = static_cast<int>(n->inputs.size());
     KILN_CHECK(count >= schema->min_inputs() && (schema->max_inputs() < 0 || count <= schema->max_inputs()),
-               ErrorCode::kInvalidArgument, n->label(), ": ", count, " inputs, the op takes ", schema->min_inputs(),
+               ErrorCode::kInvalidArgument, n->label(), ": ", count, " inputs, the op takes ",
+               schema->min_inputs(),
                schema->max_inputs() < 0 ? " or more" : " to " + std::to_string(schema->max_inputs()));
     for (size_t i = 0; i < n->inputs.size(); ++i) {
       const Value* in = n->inputs[i];
@@ -225,7 +233,8 @@ void Graph::verify() const {
                  " refers to a value that is not in the graph (a dangling edge)");
       const bool is_graph_input = std::find(inputs_.begin(), inputs_.end(), in) != inputs_.end();
       KILN_CHECK(in->producer || in->is_constant() || is_graph_input, ErrorCode::kInvalidArgument, n->label(),
-                 ": input ", i, " '", in->name, "' has no producer and is neither a graph input nor an initializer");
+                 ": input ", i, " '", in->name,
+                 "' has no producer and is neither a graph input nor an initializer");
       KILN_CHECK(std::count(in->users.begin(), in->users.end(), n.get()) ==
                      std::count(n->inputs.begin(), n->inputs.end(), in),
                  ErrorCode::kInternal, n->label(), ": the users list of '", in->name, "' is out of date");
@@ -268,8 +277,8 @@ bool Graph::infer_node(Node* n, bool allow_unknown) {
     if (allow_unknown && e.code() == ErrorCode::kUnsupported) return false;
     throw Error(e.code(), "node '" + n->name + "': " + e.what());
   }
-  KILN_CHECK(out.size() >= n->outputs.size(), ErrorCode::kInternal, n->label(), ": inference gave ", out.size(),
-             " outputs for ", n->outputs.size());
+  KILN_CHECK(out.size() >= n->outputs.size(), ErrorCode::kInternal, n->label(), ": inference gave ",
+             out.size(), " outputs for ", n->outputs.size());
   for (size_t i = 0; i < n->outputs.size(); ++i) n->outputs[i]->info = out[i];
   return true;
 }

@@ -28,8 +28,8 @@ struct Value {
   std::optional<TensorInfo> info;  // unset until known (graph input declaration or inference)
   Node* producer = nullptr;        // null for graph inputs and initializers
   int producer_output = 0;
-  std::vector<Node*> users;        // each node reading this value, once per input slot
-  Tensor constant;                 // defined for initializers
+  std::vector<Node*> users;  // each node reading this value, once per input slot
+  Tensor constant;           // defined for initializers
 
   bool is_constant() const { return constant.defined(); }
 };
@@ -39,7 +39,7 @@ class Node {
   std::string name;
   std::string op;
   AttrMap attrs;
-  std::vector<Value*> inputs;   // nullptr marks a missing optional input
+  std::vector<Value*> inputs;  // nullptr marks a missing optional input
   std::vector<Value*> outputs;
 
   const ops::OpSchema& schema() const;

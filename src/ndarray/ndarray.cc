@@ -15,7 +15,9 @@ struct Chunk {
 }  // namespace detail
 
 namespace {
-std::shared_ptr<detail::Chunk> new_chunk() { return std::make_shared<detail::Chunk>(); }
+std::shared_ptr<detail::Chunk> new_chunk() {
+  return std::make_shared<detail::Chunk>();
+}
 
 bool shares_storage(const NDArray& a, const NDArray& b) {
   return a.defined() && b.defined() && a.view().storage() == b.view().storage();
@@ -55,7 +57,9 @@ std::string NDArray::to_string() const {
          device().to_string() + ">";
 }
 
-std::ostream& operator<<(std::ostream& os, const NDArray& a) { return os << a.to_string(); }
+std::ostream& operator<<(std::ostream& os, const NDArray& a) {
+  return os << a.to_string();
+}
 
 NDArray NDArray::reshape(const Shape& requested) const {
   std::vector<int64_t> dims = requested.dims();
@@ -63,7 +67,8 @@ NDArray NDArray::reshape(const Shape& requested) const {
   int64_t known = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
-      KILN_CHECK(infer_at < 0, ErrorCode::kInvalidArgument, "reshape: at most one -1 allowed, got ", requested);
+      KILN_CHECK(infer_at < 0, ErrorCode::kInvalidArgument, "reshape: at most one -1 allowed, got ",
+                 requested);
       infer_at = static_cast<int>(i);
     } else {
       KILN_CHECK(dims[i] >= 0, ErrorCode::kInvalidArgument, "reshape: invalid dimension ", dims[i], " in ",
@@ -96,22 +101,27 @@ NDArray NDArray::transpose(std::vector<int64_t> perm) const {
 NDArray NDArray::at(int64_t index) const {
   KILN_CHECK(ndim() >= 1, ErrorCode::kOutOfRange, "at: cannot index a 0-d array");
   const int64_t n = shape()[0];
-  KILN_CHECK(index >= -n && index < n, ErrorCode::kOutOfRange, "at: index ", index, " is out of range for axis 0 of size ", n);
+  KILN_CHECK(index >= -n && index < n, ErrorCode::kOutOfRange, "at: index ", index,
+             " is out of range for axis 0 of size ", n);
   if (index < 0) index += n;
   std::vector<int64_t> dims(shape().begin() + 1, shape().end());
   std::vector<int64_t> strides(view_.strides().begin() + 1, view_.strides().end());
   return NDArray(chunk_, view_.as_strided(Shape(dims), strides, view_.offset() + index * view_.strides()[0]));
 }
 
-NDArray NDArray::copy() const { return nd::invoke1("Identity", {*this}); }
+NDArray NDArray::copy() const {
+  return nd::invoke1("Identity", {*this});
+}
 
 NDArray NDArray::copyto(Device device) const {
-  KILN_CHECK(device == this->device(), ErrorCode::kUnsupported, "copyto: copies from ", this->device(), " to ",
-             device, " need the CUDA backend");
+  KILN_CHECK(device == this->device(), ErrorCode::kUnsupported, "copyto: copies from ", this->device(),
+             " to ", device, " need the CUDA backend");
   return copy();
 }
 
-NDArray NDArray::astype(DType dtype) const { return nd::cast(*this, dtype); }
+NDArray NDArray::astype(DType dtype) const {
+  return nd::cast(*this, dtype);
+}
 
 namespace nd {
 
@@ -146,8 +156,8 @@ struct PendingCall {
 };
 
 // Pushes one op. `given` holds the arrays to write into, or is empty to allocate new ones.
-std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArray>& inputs, const AttrMap& attrs,
-                             int num_outputs, const std::vector<NDArray>& given) {
+std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArray>& inputs,
+                             const AttrMap& attrs, int num_outputs, const std::vector<NDArray>& given) {
   const ops::OpSchema& schema = ops::OpRegistry::global().get(op_name);
   Attrs bound = schema.bind(attrs);
 
@@ -189,11 +199,11 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
                " output arrays given, the op produces ", out_infos.size());
     for (size_t i = 0; i < given.size(); ++i) {
       KILN_CHECK(given[i].shape() == out_infos[i].shape, ErrorCode::kShapeMismatch, op_name, ": output ", i,
-                 " (", schema.output_name(static_cast<int>(i)), "): the result has shape ", out_infos[i].shape,
-                 " but the array written into has shape ", given[i].shape());
+                 " (", schema.output_name(static_cast<int>(i)), "): the result has shape ",
+                 out_infos[i].shape, " but the array written into has shape ", given[i].shape());
       KILN_CHECK(given[i].dtype() == out_infos[i].dtype, ErrorCode::kTypeMismatch, op_name, ": output ", i,
-                 " (", schema.output_name(static_cast<int>(i)), "): the result has dtype ", out_infos[i].dtype,
-                 " but the array written into has dtype ", given[i].dtype());
+                 " (", schema.output_name(static_cast<int>(i)), "): the result has dtype ",
+                 out_infos[i].dtype, " but the array written into has dtype ", given[i].dtype());
     }
     outputs = given;
   }
@@ -233,15 +243,18 @@ NDArray invoke1(const std::string& op, const std::vector<NDArray>& inputs, const
   return invoke(op, inputs, attrs).at(0);
 }
 
-void invoke_into(const std::string& op, const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
-                 const AttrMap& attrs) {
-  KILN_CHECK(!outputs.empty(), ErrorCode::kInvalidArgument, op, ": invoke_into needs at least one output array");
+void invoke_into(const std::string& op, const std::vector<NDArray>& inputs,
+                 const std::vector<NDArray>& outputs, const AttrMap& attrs) {
+  KILN_CHECK(!outputs.empty(), ErrorCode::kInvalidArgument, op,
+             ": invoke_into needs at least one output array");
   for (const auto& o : outputs)
     KILN_CHECK(o.defined(), ErrorCode::kInvalidArgument, op, ": invoke_into got an undefined output array");
   push_op(op, inputs, attrs, static_cast<int>(outputs.size()), outputs);
 }
 
-void waitall() { engine::get().wait_all(); }
+void waitall() {
+  engine::get().wait_all();
+}
 
 NDArray empty(const Shape& shape, DType dtype, Device device) {
   return NDArray(Tensor::empty(shape, dtype, device));
@@ -254,10 +267,18 @@ NDArray full(const Shape& shape, double value, DType dtype, Device device) {
   return out;
 }
 
-NDArray zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }
-NDArray ones(const Shape& shape, Device device) { return full(shape, 1, DType::kFloat32, device); }
-NDArray ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1, dtype, device); }
-NDArray scalar(double value, DType dtype) { return NDArray(Tensor::scalar(value, dtype)); }
+NDArray zeros(const Shape& shape, DType dtype, Device device) {
+  return full(shape, 0, dtype, device);
+}
+NDArray ones(const Shape& shape, Device device) {
+  return full(shape, 1, DType::kFloat32, device);
+}
+NDArray ones(const Shape& shape, DType dtype, Device device) {
+  return full(shape, 1, dtype, device);
+}
+NDArray scalar(double value, DType dtype) {
+  return NDArray(Tensor::scalar(value, dtype));
+}
 
 NDArray arange(double start, double stop, double step, DType dtype) {
   return invoke1("Range", {scalar(start, dtype), scalar(stop, dtype), scalar(step, dtype)});

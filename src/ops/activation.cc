@@ -11,8 +11,8 @@
 namespace kiln::ops {
 namespace {
 
-inline constexpr DType kPReluDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                                         DType::kBFloat16, DType::kInt32,  DType::kInt64};
+inline constexpr DType kPReluDTypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
+                                         DType::kBFloat16, DType::kInt32,   DType::kInt64};
 // ONNX's Shrink has no bfloat16.
 inline constexpr DType kShrinkDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt8,
                                           DType::kUInt8,   DType::kInt32,   DType::kInt64};
@@ -88,10 +88,10 @@ void clip_kernel(KernelContext& ctx) {
     if constexpr (!std::is_same_v<T, bool>) {
       // Unbounded floats must keep +-inf, so they default to infinities rather than the extremes.
       constexpr bool has_inf = std::numeric_limits<C>::has_infinity;
-      const C lo = clip_bound<T>(ctx, 1, has_inf ? -std::numeric_limits<C>::infinity()
-                                                 : std::numeric_limits<C>::lowest());
-      const C hi = clip_bound<T>(ctx, 2, has_inf ? std::numeric_limits<C>::infinity()
-                                                 : std::numeric_limits<C>::max());
+      const C lo = clip_bound<T>(
+          ctx, 1, has_inf ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest());
+      const C hi =
+          clip_bound<T>(ctx, 2, has_inf ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max());
       // Applying min then max makes every element `max` when min > max, as ONNX specifies.
       map_unary<T, T>(ctx.input(0), ctx.output(0), [lo, hi](C x) {
         const C raised = x < lo ? lo : x;
@@ -105,28 +105,32 @@ void clip_kernel(KernelContext& ctx) {
 
 KILN_REGISTER_OP(Sigmoid)
     .doc("1 / (1 + e^-x).")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
     .kernel(floating_kernel([](auto x) { return sigmoid(x); }));
 
 KILN_REGISTER_OP(Tanh)
     .doc("The hyperbolic tangent.")
-    .input("input").output("output")
+    .input("input")
+    .output("output")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
     .kernel(floating_kernel([](auto x) { return std::tanh(x); }));
 
 KILN_REGISTER_OP(Relu)
     .doc("max(x, 0).")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .elementwise()
     .infer(infer_unary<kSignedDTypes>)
     .kernel(numeric_kernel([](auto x) { return is_negative(x) ? decltype(x)(0) : x; }));
 
 KILN_REGISTER_OP(LeakyRelu)
     .doc("x for x >= 0, alpha * x below.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .attr("alpha", AttrType::kFloat, 0.01)
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
@@ -140,7 +144,9 @@ KILN_REGISTER_OP(LeakyRelu)
 
 KILN_REGISTER_OP(PRelu)
     .doc("x for x >= 0, slope * x below; slope broadcasts to X's shape.")
-    .input("X").input("slope").output("Y")
+    .input("X")
+    .input("slope")
+    .output("Y")
     .elementwise()
     .infer(infer_prelu)
     .kernel([](KernelContext& ctx) {
@@ -157,7 +163,8 @@ KILN_REGISTER_OP(PRelu)
 
 KILN_REGISTER_OP(Elu)
     .doc("x for x >= 0, alpha * (e^x - 1) below.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .attr("alpha", AttrType::kFloat, 1.0)
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
@@ -171,7 +178,8 @@ KILN_REGISTER_OP(Elu)
 
 KILN_REGISTER_OP(Selu)
     .doc("gamma * x for x > 0, gamma * alpha * (e^x - 1) otherwise.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .attr("alpha", AttrType::kFloat, 1.67326319217681884765625)
     .attr("gamma", AttrType::kFloat, 1.05070102214813232421875)
     .elementwise()
@@ -187,7 +195,8 @@ KILN_REGISTER_OP(Selu)
 // max(0, x) + min(0, alpha * (e^(x/alpha) - 1)) reduces to this for either sign of alpha.
 KILN_REGISTER_OP(Celu)
     .doc("x for x > 0, alpha * (e^(x / alpha) - 1) otherwise; alpha must be nonzero.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .attr("alpha", AttrType::kFloat, 1.0, require_nonzero)
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
@@ -201,9 +210,11 @@ KILN_REGISTER_OP(Celu)
     });
 
 KILN_REGISTER_OP(Gelu)
-    .doc("x * Phi(x) with Phi the standard normal CDF (approximate=\"none\"), or its tanh "
-         "approximation 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (\"tanh\").")
-    .input("X").output("Y")
+    .doc(
+        "x * Phi(x) with Phi the standard normal CDF (approximate=\"none\"), or its tanh "
+        "approximation 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (\"tanh\").")
+    .input("X")
+    .output("Y")
     .attr("approximate", AttrType::kString, "none", require_gelu_approximation)
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
@@ -224,28 +235,32 @@ KILN_REGISTER_OP(Gelu)
 
 KILN_REGISTER_OP(Softplus)
     .doc("log(1 + e^x).")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
     .kernel(floating_kernel([](auto x) { return softplus(x); }));
 
 KILN_REGISTER_OP(Softsign)
     .doc("x / (1 + |x|).")
-    .input("input").output("output")
+    .input("input")
+    .output("output")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
     .kernel(floating_kernel([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); }));
 
 KILN_REGISTER_OP(Mish)
     .doc("x * tanh(softplus(x)).")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
     .kernel(floating_kernel([](auto x) { return x * std::tanh(softplus(x)); }));
 
 KILN_REGISTER_OP(HardSigmoid)
     .doc("max(0, min(1, alpha * x + beta)).")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .attr("alpha", AttrType::kFloat, 0.2)
     .attr("beta", AttrType::kFloat, 0.5)
     .elementwise()
@@ -260,7 +275,8 @@ KILN_REGISTER_OP(HardSigmoid)
 
 KILN_REGISTER_OP(HardSwish)
     .doc("x * max(0, min(1, x / 6 + 0.5)).")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
     .kernel(floating_kernel([](auto x) {
@@ -270,7 +286,8 @@ KILN_REGISTER_OP(HardSwish)
 
 KILN_REGISTER_OP(ThresholdedRelu)
     .doc("x for x > alpha, 0 otherwise.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .attr("alpha", AttrType::kFloat, 1.0)
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
@@ -285,7 +302,8 @@ KILN_REGISTER_OP(ThresholdedRelu)
 // Integers are shrunk in double and truncated back, as ONNX's reference casts its result.
 KILN_REGISTER_OP(Shrink)
     .doc("x + bias for x < -lambd, x - bias for x > lambd, 0 otherwise.")
-    .input("input").output("output")
+    .input("input")
+    .output("output")
     .attr("bias", AttrType::kFloat, 0.0)
     .attr("lambd", AttrType::kFloat, 0.5)
     .elementwise()
@@ -307,9 +325,13 @@ KILN_REGISTER_OP(Shrink)
     });
 
 KILN_REGISTER_OP(Clip)
-    .doc("Limits X to [min, max]; min and max are optional scalar inputs (absent: unbounded). "
-         "When min > max every element becomes max.")
-    .input("input").input("min", Arity::kOptional).input("max", Arity::kOptional).output("output")
+    .doc(
+        "Limits X to [min, max]; min and max are optional scalar inputs (absent: unbounded). "
+        "When min > max every element becomes max.")
+    .input("input")
+    .input("min", Arity::kOptional)
+    .input("max", Arity::kOptional)
+    .output("output")
     .elementwise()
     .infer(infer_clip)
     .kernel(clip_kernel);

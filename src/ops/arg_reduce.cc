@@ -114,9 +114,11 @@ void arg_reduce_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(ArgMax)
-    .doc("Index (int64) of the largest element along `axis`; ties pick the first, or the last with "
-         "select_last_index=1.")
-    .input("data").output("reduced")
+    .doc(
+        "Index (int64) of the largest element along `axis`; ties pick the first, or the last with "
+        "select_last_index=1.")
+    .input("data")
+    .output("reduced")
     .attr("axis", AttrType::kInt, 0)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("select_last_index", AttrType::kInt, 0, require_flag)
@@ -124,9 +126,11 @@ KILN_REGISTER_OP(ArgMax)
     .kernel(arg_reduce_kernel<true>);
 
 KILN_REGISTER_OP(ArgMin)
-    .doc("Index (int64) of the smallest element along `axis`; ties pick the first, or the last with "
-         "select_last_index=1.")
-    .input("data").output("reduced")
+    .doc(
+        "Index (int64) of the smallest element along `axis`; ties pick the first, or the last with "
+        "select_last_index=1.")
+    .input("data")
+    .output("reduced")
     .attr("axis", AttrType::kInt, 0)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("select_last_index", AttrType::kInt, 0, require_flag)

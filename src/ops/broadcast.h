@@ -24,7 +24,7 @@ class BroadcastPlan {
   void row_offsets(int64_t row, std::array<int64_t, K>& offsets) const;
 
  private:
-  std::vector<int64_t> outer_dims_;                  // merged output axes, the inner one excluded
+  std::vector<int64_t> outer_dims_;  // merged output axes, the inner one excluded
   std::array<std::vector<int64_t>, K> outer_strides_;
   std::array<int64_t, K> inner_stride_{};
   int64_t rows_ = 1, inner_ = 1;
@@ -76,7 +76,8 @@ BroadcastPlan<K>::BroadcastPlan(const Shape& out, const std::array<Shape, K>& in
   merged.pop_back();
   outer_dims_ = dims;
   for (int k = 0; k < K; ++k)
-    for (const auto& st : merged) outer_strides_[static_cast<size_t>(k)].push_back(st[static_cast<size_t>(k)]);
+    for (const auto& st : merged)
+      outer_strides_[static_cast<size_t>(k)].push_back(st[static_cast<size_t>(k)]);
   rows_ = 1;
   for (int64_t d : dims) rows_ *= d;
   if (out.numel() == 0) rows_ = 0;
@@ -89,7 +90,8 @@ void BroadcastPlan<K>::row_offsets(int64_t row, std::array<int64_t, K>& offsets)
     const int64_t d = outer_dims_[static_cast<size_t>(a)];
     const int64_t i = row % d;
     row /= d;
-    for (int k = 0; k < K; ++k) offsets[static_cast<size_t>(k)] += i * outer_strides_[static_cast<size_t>(k)][static_cast<size_t>(a)];
+    for (int k = 0; k < K; ++k)
+      offsets[static_cast<size_t>(k)] += i * outer_strides_[static_cast<size_t>(k)][static_cast<size_t>(a)];
   }
 }
 

@@ -11,17 +11,20 @@ void cast_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Cast)
-    .doc("Converts to the dtype `to` (an ONNX TensorProto.DataType code). Floats to 16-bit floats "
-         "round to nearest even; floats to integers truncate; nonzero to bool is true.")
-    .input("input").output("output")
-    .required_attr("to", AttrType::kInt, [](const AttrValue& v, const std::string& what) {
-      const int64_t code = std::get<int64_t>(v.variant());
-      try {
-        dtype_from_onnx(code);
-      } catch (const Error& e) {
-        raise(ErrorCode::kUnsupported, what, ": ", e.what());
-      }
-    })
+    .doc(
+        "Converts to the dtype `to` (an ONNX TensorProto.DataType code). Floats to 16-bit floats "
+        "round to nearest even; floats to integers truncate; nonzero to bool is true.")
+    .input("input")
+    .output("output")
+    .required_attr("to", AttrType::kInt,
+                   [](const AttrValue& v, const std::string& what) {
+                     const int64_t code = std::get<int64_t>(v.variant());
+                     try {
+                       dtype_from_onnx(code);
+                     } catch (const Error& e) {
+                       raise(ErrorCode::kUnsupported, what, ": ", e.what());
+                     }
+                   })
     .attr("saturate", AttrType::kInt, 1)
     .infer([](InferContext& ctx) {
       return std::vector<TensorInfo>{{dtype_from_onnx(ctx.attrs().get_int("to")), ctx.shape(0)}};
@@ -30,14 +33,19 @@ KILN_REGISTER_OP(Cast)
 
 KILN_REGISTER_OP(CastLike)
     .doc("Converts `input` to the dtype of `target_type`.")
-    .input("input").input("target_type").output("output")
+    .input("input")
+    .input("target_type")
+    .output("output")
     .attr("saturate", AttrType::kInt, 1)
-    .infer([](InferContext& ctx) { return std::vector<TensorInfo>{{ctx.dtype(1), ctx.shape(0)}}; })
+    .infer([](InferContext& ctx) {
+      return std::vector<TensorInfo>{{ctx.dtype(1), ctx.shape(0)}};
+    })
     .kernel(cast_kernel);
 
 KILN_REGISTER_OP(Identity)
     .doc("A copy of the input.")
-    .input("input").output("output")
+    .input("input")
+    .output("output")
     .elementwise()
     .infer(infer_same_as_input)
     .kernel([](KernelContext& ctx) { ctx.output(0).copy_from(ctx.input(0)); });

@@ -59,7 +59,8 @@ void concat_kernel(KernelContext& ctx) {
 
 KILN_REGISTER_OP(Concat)
     .doc("Joins the inputs along `axis`; all other dimensions must agree. Inputs may be empty.")
-    .input("inputs", Arity::kVariadic).output("concat_result")
+    .input("inputs", Arity::kVariadic)
+    .output("concat_result")
     .required_attr("axis", AttrType::kInt)
     .infer(infer_concat)
     .kernel(concat_kernel);
@@ -144,9 +145,12 @@ void split_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Split)
-    .doc("Cuts the input along `axis` into parts of the lengths in `split`, or into `num_outputs` "
-         "(or as many as requested) equal parts, the last one smaller when the size does not divide.")
-    .input("input").shape_input("split", Arity::kOptional).output("outputs", Arity::kVariadic)
+    .doc(
+        "Cuts the input along `axis` into parts of the lengths in `split`, or into `num_outputs` "
+        "(or as many as requested) equal parts, the last one smaller when the size does not divide.")
+    .input("input")
+    .shape_input("split", Arity::kOptional)
+    .output("outputs", Arity::kVariadic)
     .attr("axis", AttrType::kInt, 0)
     .optional_attr("num_outputs", AttrType::kInt,
                    [](const AttrValue& v, const std::string& what) {

@@ -170,7 +170,10 @@ KILN_REGISTER_OP(ConvTranspose)
     .doc(
         "Transposed convolution of X (N, C, D1, ...) with W (C, M/group, k1, ...) over 1 to 3 spatial "
         "axes, plus the optional bias B (M); the adjoint (gradient) of Conv.")
-    .input("X").input("W").input("B", Arity::kOptional).output("Y")
+    .input("X")
+    .input("W")
+    .input("B", Arity::kOptional)
+    .output("Y")
     .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
     .optional_attr("dilations", AttrType::kInts, validate_positive_ints)
     .attr("group", AttrType::kInt, 1, validate_group)

@@ -11,8 +11,8 @@ void validate_blocksize(const AttrValue& v, const std::string& what) {
   const int64_t b = std::get<int64_t>(v.variant());
   // The upper bound keeps blocksize^2 and the scaled spatial sizes far from overflow.
   constexpr int64_t kMaxBlocksize = int64_t{1} << 20;
-  KILN_CHECK(b >= 1 && b <= kMaxBlocksize, ErrorCode::kInvalidArgument, what, ": expected 1 <= blocksize <= ",
-             kMaxBlocksize, ", got ", b);
+  KILN_CHECK(b >= 1 && b <= kMaxBlocksize, ErrorCode::kInvalidArgument, what,
+             ": expected 1 <= blocksize <= ", kMaxBlocksize, ", got ", b);
 }
 
 void validate_mode(const AttrValue& v, const std::string& what) {
@@ -58,9 +58,11 @@ void depth_to_space_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(DepthToSpace)
-    .doc("Rearranges (N, C, H, W) into (N, C/b^2, H*b, W*b): depth-column-row (DCR) or "
-         "column-row-depth (CRD) order of the blocks taken from the channels.")
-    .input("input").output("output")
+    .doc(
+        "Rearranges (N, C, H, W) into (N, C/b^2, H*b, W*b): depth-column-row (DCR) or "
+        "column-row-depth (CRD) order of the blocks taken from the channels.")
+    .input("input")
+    .output("output")
     .required_attr("blocksize", AttrType::kInt, validate_blocksize)
     .attr("mode", AttrType::kString, "DCR", validate_mode)
     .infer(infer_depth_to_space)
@@ -91,9 +93,11 @@ void space_to_depth_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(SpaceToDepth)
-    .doc("Rearranges (N, C, H, W) into (N, C*b^2, H/b, W/b), the inverse of DepthToSpace in the "
-         "same mode (DCR: block offsets outermost in the channels; CRD: channels outermost).")
-    .input("input").output("output")
+    .doc(
+        "Rearranges (N, C, H, W) into (N, C*b^2, H/b, W/b), the inverse of DepthToSpace in the "
+        "same mode (DCR: block offsets outermost in the channels; CRD: channels outermost).")
+    .input("input")
+    .output("output")
     .required_attr("blocksize", AttrType::kInt, validate_blocksize)
     .attr("mode", AttrType::kString, "DCR", validate_mode)
     .infer(infer_space_to_depth)

@@ -87,10 +87,14 @@ void dropout_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Dropout)
-    .doc("Identity unless training_mode is true; then zeroes each element with probability `ratio` "
-         "(default 0.5) and scales the rest by 1 / (1 - ratio). `mask` marks the kept elements.")
-    .input("data").input("ratio", Arity::kOptional).input("training_mode", Arity::kOptional)
-    .output("output").output("mask", Arity::kOptional)
+    .doc(
+        "Identity unless training_mode is true; then zeroes each element with probability `ratio` "
+        "(default 0.5) and scales the rest by 1 / (1 - ratio). `mask` marks the kept elements.")
+    .input("data")
+    .input("ratio", Arity::kOptional)
+    .input("training_mode", Arity::kOptional)
+    .output("output")
+    .output("mask", Arity::kOptional)
     .optional_attr("seed", AttrType::kInt)
     .optional_attr("ratio", AttrType::kFloat,
                    [](const AttrValue&, const std::string& what) {

@@ -38,9 +38,9 @@ std::vector<TensorInfo> infer_compare(InferContext& ctx) {
 }
 
 inline constexpr DType kBoolOnly[] = {DType::kBool};
-inline constexpr DType kAllTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-                                      DType::kInt8,    DType::kUInt8,   DType::kInt32,   DType::kInt64,
-                                      DType::kBool};
+inline constexpr DType kAllTypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
+                                      DType::kBFloat16, DType::kInt8,    DType::kUInt8,
+                                      DType::kInt32,    DType::kInt64,   DType::kBool};
 
 // A kernel computing out = F(a, b) in the inputs' dtype.
 template <class F>
@@ -48,7 +48,8 @@ KernelFn arithmetic_kernel(F f) {
   return [f](KernelContext& ctx) {
     dispatch_dtype(ctx.input(0).dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (!std::is_same_v<T, bool>) map_binary<T, T, T>(ctx.input(0), ctx.input(1), ctx.output(0), f);
+      if constexpr (!std::is_same_v<T, bool>)
+        map_binary<T, T, T>(ctx.input(0), ctx.input(1), ctx.output(0), f);
     });
   };
 }
@@ -134,35 +135,45 @@ const auto kAdd = [](auto a, auto b) { return a + b; };
 
 KILN_REGISTER_OP(Add)
     .doc("C = A + B, with numpy broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
     .kernel(arithmetic_kernel(kAdd));
 
 KILN_REGISTER_OP(Sub)
     .doc("C = A - B, with numpy broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
     .kernel(arithmetic_kernel([](auto a, auto b) { return a - b; }));
 
 KILN_REGISTER_OP(Mul)
     .doc("C = A * B, with numpy broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
     .kernel(arithmetic_kernel([](auto a, auto b) { return a * b; }));
 
 KILN_REGISTER_OP(Div)
     .doc("C = A / B, with numpy broadcasting; integer division truncates toward zero.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
     .kernel(arithmetic_kernel(DivFn{}));
 
 KILN_REGISTER_OP(Pow)
     .doc("Z = X ^ Y, with numpy broadcasting; Z has X's dtype, Y may be any numeric dtype.")
-    .input("X").input("Y").output("Z")
+    .input("X")
+    .input("Y")
+    .output("Z")
     .elementwise()
     .infer([](InferContext& ctx) {
       require_dtype(ctx, 0, kNumericDTypes);
@@ -185,7 +196,9 @@ KILN_REGISTER_OP(Pow)
 
 KILN_REGISTER_OP(Mod)
     .doc("C = A mod B. fmod=0: the result takes the divisor's sign (Python's %); fmod=1: C fmod.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .attr("fmod", AttrType::kInt, 0)
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
@@ -212,87 +225,110 @@ KILN_REGISTER_OP(Mod)
 
 KILN_REGISTER_OP(Max)
     .doc("Elementwise maximum of one or more inputs, with broadcasting; NaN wins.")
-    .input("data_0", Arity::kVariadic).output("max")
+    .input("data_0", Arity::kVariadic)
+    .output("max")
     .infer(infer_arithmetic<kNumericDTypes>)
     .kernel(variadic_kernel(MaxFn{}));
 
 KILN_REGISTER_OP(Min)
     .doc("Elementwise minimum of one or more inputs, with broadcasting; NaN wins.")
-    .input("data_0", Arity::kVariadic).output("min")
+    .input("data_0", Arity::kVariadic)
+    .output("min")
     .infer(infer_arithmetic<kNumericDTypes>)
     .kernel(variadic_kernel(MinFn{}));
 
 KILN_REGISTER_OP(Sum)
     .doc("Elementwise sum of one or more inputs, with broadcasting.")
-    .input("data_0", Arity::kVariadic).output("sum")
+    .input("data_0", Arity::kVariadic)
+    .output("sum")
     .infer(infer_arithmetic<kNumericDTypes>)
     .kernel(variadic_kernel(kAdd));
 
 KILN_REGISTER_OP(Mean)
     .doc("Elementwise mean of one or more inputs, with broadcasting.")
-    .input("data_0", Arity::kVariadic).output("mean")
+    .input("data_0", Arity::kVariadic)
+    .output("mean")
     .infer(infer_arithmetic<kFloatDTypes>)
     .kernel(variadic_kernel(kAdd, true));
 
 KILN_REGISTER_OP(Equal)
     .doc("C = (A == B), a bool tensor, with broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_compare<kAllTypes>)
     .kernel(compare_kernel([](auto a, auto b) { return a == b; }));
 
 KILN_REGISTER_OP(Less)
     .doc("C = (A < B), a bool tensor, with broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_compare<kNumericDTypes>)
     .kernel(compare_kernel([](auto a, auto b) { return a < b; }));
 
 KILN_REGISTER_OP(LessOrEqual)
     .doc("C = (A <= B), a bool tensor, with broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_compare<kNumericDTypes>)
     .kernel(compare_kernel([](auto a, auto b) { return a <= b; }));
 
 KILN_REGISTER_OP(Greater)
     .doc("C = (A > B), a bool tensor, with broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_compare<kNumericDTypes>)
     .kernel(compare_kernel([](auto a, auto b) { return a > b; }));
 
 KILN_REGISTER_OP(GreaterOrEqual)
     .doc("C = (A >= B), a bool tensor, with broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_compare<kNumericDTypes>)
     .kernel(compare_kernel([](auto a, auto b) { return a >= b; }));
 
 KILN_REGISTER_OP(And)
     .doc("C = A and B for bool tensors, with broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_compare<kBoolOnly>)
     .kernel(compare_kernel([](auto a, auto b) { return a && b; }));
 
 KILN_REGISTER_OP(Or)
     .doc("C = A or B for bool tensors, with broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_compare<kBoolOnly>)
     .kernel(compare_kernel([](auto a, auto b) { return a || b; }));
 
 KILN_REGISTER_OP(Xor)
     .doc("C = A xor B for bool tensors, with broadcasting.")
-    .input("A").input("B").output("C")
+    .input("A")
+    .input("B")
+    .output("C")
     .elementwise()
     .infer(infer_compare<kBoolOnly>)
     .kernel(compare_kernel([](auto a, auto b) { return a != b; }));
 
 KILN_REGISTER_OP(Where)
     .doc("output = condition ? X : Y, all three broadcast together.")
-    .input("condition").input("X").input("Y").output("output")
+    .input("condition")
+    .input("X")
+    .input("Y")
+    .output("output")
     .elementwise()
     .infer([](InferContext& ctx) {
       require_dtype(ctx, 0, kBoolOnly);
@@ -301,7 +337,8 @@ KILN_REGISTER_OP(Where)
     })
     .kernel([](KernelContext& ctx) {
       Tensor& out = ctx.output(0);
-      const BroadcastPlan<3> plan(out.shape(), {ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape()});
+      const BroadcastPlan<3> plan(out.shape(),
+                                  {ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape()});
       const bool* c = ctx.input(0).data<bool>();
       const size_t item = out.itemsize();
       const auto* x = static_cast<const char*>(ctx.input(1).raw_data());
@@ -317,7 +354,8 @@ KILN_REGISTER_OP(Where)
                          const int64_t ic = off[0] + j * plan.inner_stride(0);
                          const int64_t ix = off[1] + j * plan.inner_stride(1);
                          const int64_t iy = off[2] + j * plan.inner_stride(2);
-                         const char* src = c[ic] ? x + ix * static_cast<int64_t>(item) : y + iy * static_cast<int64_t>(item);
+                         const char* src = c[ic] ? x + ix * static_cast<int64_t>(item)
+                                                 : y + iy * static_cast<int64_t>(item);
                          std::memcpy(o + (row * inner + j) * static_cast<int64_t>(item), src, item);
                        }
                      }

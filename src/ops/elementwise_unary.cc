@@ -80,21 +80,24 @@ void require_flag(const AttrValue& v, const std::string& what) {
 
 KILN_REGISTER_OP(Abs)
     .doc("Y = |X|.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .elementwise()
     .infer(infer_unary<kNumericDTypes>)
     .kernel(numeric_kernel(AbsFn{}));
 
 KILN_REGISTER_OP(Neg)
     .doc("Y = -X; the most negative integer wraps to itself.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .elementwise()
     .infer(infer_unary<kSignedDTypes>)
     .kernel(numeric_kernel([](auto x) { return negate(x); }));
 
 KILN_REGISTER_OP(Sign)
     .doc("-1, 0 or 1 by the sign of each element; NaN stays NaN.")
-    .input("input").output("output")
+    .input("input")
+    .output("output")
     .elementwise()
     .infer(infer_unary<kNumericDTypes>)
     .kernel(numeric_kernel(SignFn{}));
@@ -131,7 +134,8 @@ KILN_FLOAT_UNARY_OP(Erf, "input", "output", "The Gauss error function.", [](auto
 
 KILN_REGISTER_OP(Not)
     .doc("Logical negation of a bool tensor.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .elementwise()
     .infer(infer_unary<kBoolOnly>)
     .kernel([](KernelContext& ctx) {
@@ -140,14 +144,16 @@ KILN_REGISTER_OP(Not)
 
 KILN_REGISTER_OP(IsNaN)
     .doc("A bool tensor: true where X is NaN.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .elementwise()
     .infer(infer_predicate)
     .kernel(predicate_kernel([](auto x) { return std::isnan(x); }));
 
 KILN_REGISTER_OP(IsInf)
     .doc("A bool tensor: true where X is +inf (if detect_positive) or -inf (if detect_negative).")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .attr("detect_negative", AttrType::kInt, 1, require_flag)
     .attr("detect_positive", AttrType::kInt, 1, require_flag)
     .elementwise()

@@ -34,9 +34,12 @@ void expand_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Expand)
-    .doc("Broadcasts the input against `shape` (numpy rules in both directions: a 1 in `shape` keeps "
-         "the input's dimension).")
-    .input("input").shape_input("shape").output("output")
+    .doc(
+        "Broadcasts the input against `shape` (numpy rules in both directions: a 1 in `shape` keeps "
+        "the input's dimension).")
+    .input("input")
+    .shape_input("shape")
+    .output("output")
     .infer(infer_expand)
     .kernel(expand_kernel);
 
@@ -71,7 +74,9 @@ void tile_kernel(KernelContext& ctx) {
 
 KILN_REGISTER_OP(Tile)
     .doc("Repeats the whole input repeats[i] times along axis i.")
-    .input("input").shape_input("repeats").output("output")
+    .input("input")
+    .shape_input("repeats")
+    .output("output")
     .infer(infer_tile)
     .kernel(tile_kernel);
 

@@ -95,9 +95,12 @@ void gather_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Gather)
-    .doc("Takes the entries of `data` along `axis` at `indices`: the output shape is "
-         "data.shape[:axis] + indices.shape + data.shape[axis+1:].")
-    .input("data").input("indices").output("output")
+    .doc(
+        "Takes the entries of `data` along `axis` at `indices`: the output shape is "
+        "data.shape[:axis] + indices.shape + data.shape[axis+1:].")
+    .input("data")
+    .input("indices")
+    .output("output")
     .attr("axis", AttrType::kInt, 0)
     .infer(infer_gather)
     .kernel(gather_kernel);
@@ -174,9 +177,12 @@ void gather_elements_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(GatherElements)
-    .doc("output[i][j][k] = data[i][indices[i][j][k]][k] for axis 1 (likewise for other axes); the "
-         "output has the shape of `indices`.")
-    .input("data").input("indices").output("output")
+    .doc(
+        "output[i][j][k] = data[i][indices[i][j][k]][k] for axis 1 (likewise for other axes); the "
+        "output has the shape of `indices`.")
+    .input("data")
+    .input("indices")
+    .output("output")
     .attr("axis", AttrType::kInt, 0)
     .infer(infer_gather_elements)
     .kernel(gather_elements_kernel);
@@ -304,9 +310,13 @@ void scatter_elements_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(ScatterElements)
-    .doc("A copy of `data` with output[i][indices[i][j][k]][k] = updates[i][j][k] for axis 1 (likewise "
-         "for other axes), or combined with it by `reduction` (add, mul, max, min).")
-    .input("data").input("indices").input("updates").output("output")
+    .doc(
+        "A copy of `data` with output[i][indices[i][j][k]][k] = updates[i][j][k] for axis 1 (likewise "
+        "for other axes), or combined with it by `reduction` (add, mul, max, min).")
+    .input("data")
+    .input("indices")
+    .input("updates")
+    .output("output")
     .attr("axis", AttrType::kInt, 0)
     .attr("reduction", AttrType::kString, "none", validate_reduction)
     .infer(infer_scatter_elements)
@@ -392,9 +402,12 @@ void gather_nd_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(GatherND)
-    .doc("Gathers the slices of `data` addressed by the index tuples in the last dimension of "
-         "`indices`, after `batch_dims` leading dimensions shared by both.")
-    .input("data").input("indices").output("output")
+    .doc(
+        "Gathers the slices of `data` addressed by the index tuples in the last dimension of "
+        "`indices`, after `batch_dims` leading dimensions shared by both.")
+    .input("data")
+    .input("indices")
+    .output("output")
     .attr("batch_dims", AttrType::kInt, 0,
           [](const AttrValue& v, const std::string& what) {
             const int64_t b = std::get<int64_t>(v.variant());
@@ -447,9 +460,13 @@ void scatter_nd_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(ScatterND)
-    .doc("A copy of `data` with the slices addressed by the index tuples of `indices` replaced by "
-         "`updates`, or combined with them by `reduction` (add, mul, max, min).")
-    .input("data").input("indices").input("updates").output("output")
+    .doc(
+        "A copy of `data` with the slices addressed by the index tuples of `indices` replaced by "
+        "`updates`, or combined with them by `reduction` (add, mul, max, min).")
+    .input("data")
+    .input("indices")
+    .input("updates")
+    .output("output")
     .attr("reduction", AttrType::kString, "none", validate_reduction)
     .infer(infer_scatter_nd)
     .kernel(scatter_nd_kernel);

@@ -10,9 +10,9 @@
 namespace kiln::ops {
 
 inline constexpr DType kFloatDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
-inline constexpr DType kNumericDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+inline constexpr DType kNumericDTypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
                                            DType::kBFloat16, DType::kInt8,    DType::kUInt8,
-                                           DType::kInt32,   DType::kInt64};
+                                           DType::kInt32,    DType::kInt64};
 inline constexpr DType kSignedDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
                                           DType::kInt8,    DType::kInt32,   DType::kInt64};
 inline constexpr DType kIntegerDTypes[] = {DType::kInt8, DType::kUInt8, DType::kInt32, DType::kInt64};

@@ -80,7 +80,9 @@ void matmul_kernel(KernelContext& ctx) {
 
 KILN_REGISTER_OP(MatMul)
     .doc("Matrix product with numpy semantics: batched, broadcasting batch dimensions.")
-    .input("A").input("B").output("Y")
+    .input("A")
+    .input("B")
+    .output("Y")
     .infer(infer_matmul)
     .kernel(matmul_kernel);
 
@@ -166,7 +168,10 @@ KILN_REGISTER_OP(Gemm)
     .doc(
         "Y = alpha * op(A) * op(B) + beta * C for 2-D A and B, where op transposes when transA / "
         "transB is 1; the optional C broadcasts to (M, N).")
-    .input("A").input("B").input("C", Arity::kOptional).output("Y")
+    .input("A")
+    .input("B")
+    .input("C", Arity::kOptional)
+    .output("Y")
     .attr("alpha", AttrType::kFloat, 1.0)
     .attr("beta", AttrType::kFloat, 1.0)
     .attr("transA", AttrType::kInt, 0, validate_flag)

@@ -8,7 +8,10 @@ namespace kiln::ops {
 InferContext::InferContext(const OpSchema& schema, const Attrs& attrs,
                            std::vector<std::optional<TensorInfo>> inputs, std::vector<const Tensor*> values,
                            int num_outputs)
-    : schema_(schema), attrs_(attrs), inputs_(std::move(inputs)), values_(std::move(values)),
+    : schema_(schema),
+      attrs_(attrs),
+      inputs_(std::move(inputs)),
+      values_(std::move(values)),
       num_outputs_(num_outputs) {
   values_.resize(inputs_.size(), nullptr);
 }
@@ -99,8 +102,8 @@ Attrs OpSchema::bind(const AttrMap& given) const {
     if (spec == attrs_.end()) {
       std::string known;
       for (const auto& s : attrs_) known += (known.empty() ? "" : ", ") + s.name;
-      raise(ErrorCode::kInvalidArgument, name_, ": unknown attribute '", key, "' (known: ",
-            known.empty() ? "none" : known, ")");
+      raise(ErrorCode::kInvalidArgument, name_, ": unknown attribute '", key,
+            "' (known: ", known.empty() ? "none" : known, ")");
     }
     const std::string what = name_ + " attribute '" + key + "'";
     AttrValue v = value.coerced_to(spec->type, what);
@@ -109,8 +112,8 @@ Attrs OpSchema::bind(const AttrMap& given) const {
   }
   for (const auto& spec : attrs_) {
     if (bound.count(spec.name)) continue;
-    KILN_CHECK(!spec.required, ErrorCode::kInvalidArgument, name_, ": required attribute '", spec.name,
-               "' (", attr_type_name(spec.type), ") is missing");
+    KILN_CHECK(!spec.required, ErrorCode::kInvalidArgument, name_, ": required attribute '", spec.name, "' (",
+               attr_type_name(spec.type), ") is missing");
     if (spec.default_value) bound.emplace(spec.name, *spec.default_value);
   }
   return Attrs(std::move(bound));
@@ -144,7 +147,8 @@ std::string OpSchema::output_name(int i) const {
 
 std::vector<TensorInfo> OpSchema::infer_types(const Attrs& attrs,
                                               const std::vector<std::optional<TensorInfo>>& inputs,
-                                              const std::vector<const Tensor*>& values, int num_outputs) const {
+                                              const std::vector<const Tensor*>& values,
+                                              int num_outputs) const {
   return with_op_context(name_, [&] {
     const int n = static_cast<int>(inputs.size());
     const int max = max_inputs();
@@ -230,7 +234,8 @@ const OpSchema& OpRegistry::get(const std::string& name) const {
       best = candidate;
     }
   }
-  raise(ErrorCode::kNotFound, "unknown op '", name, "'", best.empty() ? "" : " (did you mean '" + best + "'?)");
+  raise(ErrorCode::kNotFound, "unknown op '", name, "'",
+        best.empty() ? "" : " (did you mean '" + best + "'?)");
 }
 
 std::vector<std::string> OpRegistry::names() const {

@@ -72,7 +72,7 @@ class InferContext {
   int num_outputs_requested() const { return num_outputs_; }
   const OpSchema& schema() const { return schema_; }
 
-  std::string input_label(int i) const;  // "input 1 (B)"
+  std::string input_label(int i) const;   // "input 1 (B)"
   std::string output_label(int i) const;  // "output 0 (Y)"
 
  private:
@@ -144,7 +144,8 @@ class OpSchema {
   std::string output_name(int i) const;
 
   // Shape and dtype inference, with errors prefixed by the op's name.
-  std::vector<TensorInfo> infer_types(const Attrs& attrs, const std::vector<std::optional<TensorInfo>>& inputs,
+  std::vector<TensorInfo> infer_types(const Attrs& attrs,
+                                      const std::vector<std::optional<TensorInfo>>& inputs,
                                       const std::vector<const Tensor*>& values, int num_outputs = -1) const;
   // Runs the reference kernel synchronously: infers, allocates the outputs and computes them.
   std::vector<Tensor> run_reference(const Attrs& attrs, const std::vector<Tensor>& inputs,
@@ -189,6 +190,6 @@ decltype(auto) with_op_context(const std::string& op, F&& fn) {
 
 #define KILN_OP_CONCAT_INNER(a, b) a##b
 #define KILN_OP_CONCAT(a, b) KILN_OP_CONCAT_INNER(a, b)
-#define KILN_REGISTER_OP(Name)                                                             \
+#define KILN_REGISTER_OP(Name)                                                           \
   [[maybe_unused]] static ::kiln::ops::OpSchema& KILN_OP_CONCAT(kiln_op_, __COUNTER__) = \
       ::kiln::ops::OpRegistry::global().add(#Name)

@@ -183,9 +183,10 @@ void pad_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Pad)
-    .doc("Pads (or, with negative amounts, crops) each axis: pads = [x1_begin, x2_begin, ..., "
-         "x1_end, x2_end, ...] for `axes` (all axes when absent). Modes: constant (constant_value, "
-         "default 0), reflect, edge, wrap.")
+    .doc(
+        "Pads (or, with negative amounts, crops) each axis: pads = [x1_begin, x2_begin, ..., "
+        "x1_end, x2_end, ...] for `axes` (all axes when absent). Modes: constant (constant_value, "
+        "default 0), reflect, edge, wrap.")
     .input("data")
     .shape_input("pads")
     .input("constant_value", Arity::kOptional)

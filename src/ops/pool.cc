@@ -311,9 +311,12 @@ void validate_positive(const AttrValue& value, const std::string& what) {
 }
 
 KILN_REGISTER_OP(MaxPool)
-    .doc("Maximum over sliding windows of the spatial axes; Indices holds each maximum's flat input "
-         "index (row-major, or column-major over the spatial axes with storage_order=1).")
-    .input("X").output("Y").output("Indices", Arity::kOptional)
+    .doc(
+        "Maximum over sliding windows of the spatial axes; Indices holds each maximum's flat input "
+        "index (row-major, or column-major over the spatial axes with storage_order=1).")
+    .input("X")
+    .output("Y")
+    .output("Indices", Arity::kOptional)
     .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
     .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
     .optional_attr("dilations", AttrType::kInts)
@@ -328,9 +331,11 @@ KILN_REGISTER_OP(MaxPool)
     .kernel(max_pool_kernel);
 
 KILN_REGISTER_OP(AveragePool)
-    .doc("Mean over sliding windows of the spatial axes; count_include_pad=1 divides by the taps inside "
-         "the padded input rather than those inside the input.")
-    .input("X").output("Y")
+    .doc(
+        "Mean over sliding windows of the spatial axes; count_include_pad=1 divides by the taps inside "
+        "the padded input rather than those inside the input.")
+    .input("X")
+    .output("Y")
     .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
     .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
     .attr("count_include_pad", AttrType::kInt, 0, validate_flag)
@@ -346,7 +351,8 @@ KILN_REGISTER_OP(AveragePool)
 
 KILN_REGISTER_OP(LpPool)
     .doc("p-norm (sum |x|^p)^(1/p) over sliding windows of the spatial axes.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
     .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
     .optional_attr("dilations", AttrType::kInts)
@@ -362,13 +368,15 @@ KILN_REGISTER_OP(LpPool)
 
 KILN_REGISTER_OP(GlobalAveragePool)
     .doc("Mean over all spatial axes: (N, C, D1, ...) -> (N, C, 1, ...).")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .infer(infer_global_pool)
     .kernel(global_pool_kernel<false>);
 
 KILN_REGISTER_OP(GlobalMaxPool)
     .doc("Maximum over all spatial axes: (N, C, D1, ...) -> (N, C, 1, ...); NaN wins.")
-    .input("X").output("Y")
+    .input("X")
+    .output("Y")
     .infer(infer_global_pool)
     .kernel(global_pool_kernel<true>);
 

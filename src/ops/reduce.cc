@@ -359,8 +359,12 @@ void reduce_block(const T* x, T* y, const ReducePlan& plan) {
   }
 }
 
-bool keepdims_of(const Attrs& attrs) { return attrs.get_int("keepdims") == 1; }
-bool noop_of(const Attrs& attrs) { return attrs.get_int("noop_with_empty_axes") == 1; }
+bool keepdims_of(const Attrs& attrs) {
+  return attrs.get_int("keepdims") == 1;
+}
+bool noop_of(const Attrs& attrs) {
+  return attrs.get_int("noop_with_empty_axes") == 1;
+}
 
 template <const auto& Allowed>
 std::vector<TensorInfo> infer_reduce(InferContext& ctx) {
@@ -393,7 +397,9 @@ void reduce_kernel(KernelContext& ctx) {
 
 KILN_REGISTER_OP(ReduceSum)
     .doc("Sum over `axes` (all when absent or empty). Integer sums wrap around in the input type.")
-    .input("data").shape_input("axes", Arity::kOptional).output("reduced")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
@@ -401,7 +407,9 @@ KILN_REGISTER_OP(ReduceSum)
 
 KILN_REGISTER_OP(ReduceMean)
     .doc("Mean over `axes` (all when absent or empty); an integer mean truncates toward zero.")
-    .input("data").shape_input("axes", Arity::kOptional).output("reduced")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
@@ -409,7 +417,9 @@ KILN_REGISTER_OP(ReduceMean)
 
 KILN_REGISTER_OP(ReduceMax)
     .doc("Maximum over `axes` (all when absent or empty); NaN propagates.")
-    .input("data").shape_input("axes", Arity::kOptional).output("reduced")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kAllDTypes>)
@@ -417,7 +427,9 @@ KILN_REGISTER_OP(ReduceMax)
 
 KILN_REGISTER_OP(ReduceMin)
     .doc("Minimum over `axes` (all when absent or empty); NaN propagates.")
-    .input("data").shape_input("axes", Arity::kOptional).output("reduced")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kAllDTypes>)
@@ -425,7 +437,9 @@ KILN_REGISTER_OP(ReduceMin)
 
 KILN_REGISTER_OP(ReduceProd)
     .doc("Product over `axes` (all when absent or empty). Integer products wrap around.")
-    .input("data").shape_input("axes", Arity::kOptional).output("reduced")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
@@ -433,7 +447,9 @@ KILN_REGISTER_OP(ReduceProd)
 
 KILN_REGISTER_OP(ReduceL1)
     .doc("Sum of |x| over `axes` (all when absent or empty).")
-    .input("data").shape_input("axes", Arity::kOptional).output("reduced")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
@@ -441,7 +457,9 @@ KILN_REGISTER_OP(ReduceL1)
 
 KILN_REGISTER_OP(ReduceL2)
     .doc("sqrt(sum of x^2) over `axes` (all when absent or empty); integers truncate.")
-    .input("data").shape_input("axes", Arity::kOptional).output("reduced")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
@@ -449,7 +467,9 @@ KILN_REGISTER_OP(ReduceL2)
 
 KILN_REGISTER_OP(ReduceLogSum)
     .doc("log(sum of x) over `axes` (all when absent or empty).")
-    .input("data").shape_input("axes", Arity::kOptional).output("reduced")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kFloatDTypes>)
@@ -457,7 +477,9 @@ KILN_REGISTER_OP(ReduceLogSum)
 
 KILN_REGISTER_OP(ReduceLogSumExp)
     .doc("log(sum of exp(x)) over `axes` (all when absent or empty), computed without overflow.")
-    .input("data").shape_input("axes", Arity::kOptional).output("reduced")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kFloatDTypes>)
@@ -465,7 +487,9 @@ KILN_REGISTER_OP(ReduceLogSumExp)
 
 KILN_REGISTER_OP(ReduceSumSquare)
     .doc("Sum of x^2 over `axes` (all when absent or empty). Integer sums wrap around.")
-    .input("data").shape_input("axes", Arity::kOptional).output("reduced")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)

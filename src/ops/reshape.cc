@@ -89,9 +89,12 @@ std::vector<TensorInfo> infer_reshape(InferContext& ctx) {
 }
 
 KILN_REGISTER_OP(Reshape)
-    .doc("The data with a new shape of the same element count. In `shape`, -1 (at most one) is "
-         "inferred and 0 copies the input's dimension at that position (a literal 0 when allowzero=1).")
-    .input("data").shape_input("shape").output("reshaped")
+    .doc(
+        "The data with a new shape of the same element count. In `shape`, -1 (at most one) is "
+        "inferred and 0 copies the input's dimension at that position (a literal 0 when allowzero=1).")
+    .input("data")
+    .shape_input("shape")
+    .output("reshaped")
     .attr("allowzero", AttrType::kInt, 0)
     .infer(infer_reshape)
     .kernel(copy_kernel);
@@ -110,7 +113,8 @@ std::vector<TensorInfo> infer_flatten(InferContext& ctx) {
 
 KILN_REGISTER_OP(Flatten)
     .doc("A 2-D view: the dimensions before `axis` multiplied into rows, the rest into columns.")
-    .input("input").output("output")
+    .input("input")
+    .output("output")
     .attr("axis", AttrType::kInt, 1)
     .infer(infer_flatten)
     .kernel(copy_kernel);
@@ -143,7 +147,9 @@ std::vector<TensorInfo> infer_squeeze(InferContext& ctx) {
 
 KILN_REGISTER_OP(Squeeze)
     .doc("Removes the size-1 axes listed in `axes` (every size-1 axis when absent).")
-    .input("data").shape_input("axes", Arity::kOptional).output("squeezed")
+    .input("data")
+    .shape_input("axes", Arity::kOptional)
+    .output("squeezed")
     .infer(infer_squeeze)
     .kernel(copy_kernel);
 
@@ -162,7 +168,9 @@ std::vector<TensorInfo> infer_unsqueeze(InferContext& ctx) {
 
 KILN_REGISTER_OP(Unsqueeze)
     .doc("Inserts size-1 axes at the positions `axes` of the output.")
-    .input("data").shape_input("axes").output("expanded")
+    .input("data")
+    .shape_input("axes")
+    .output("expanded")
     .infer(infer_unsqueeze)
     .kernel(copy_kernel);
 

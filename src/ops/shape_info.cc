@@ -19,9 +19,11 @@ std::pair<int, int> shape_range(const Attrs& attrs, int rank) {
 }
 
 KILN_REGISTER_OP(Shape)
-    .doc("The input's dimensions as a 1-D int64 tensor, optionally only dims [start, end) (negative "
-         "values count from the back; both are clamped to the rank).")
-    .input("data").output("shape")
+    .doc(
+        "The input's dimensions as a 1-D int64 tensor, optionally only dims [start, end) (negative "
+        "values count from the back; both are clamped to the rank).")
+    .input("data")
+    .output("shape")
     .attr("start", AttrType::kInt, 0)
     .optional_attr("end", AttrType::kInt)
     .infer([](InferContext& ctx) {
@@ -37,8 +39,11 @@ KILN_REGISTER_OP(Shape)
 
 KILN_REGISTER_OP(Size)
     .doc("The input's element count as an int64 scalar.")
-    .input("data").output("size")
-    .infer([](InferContext&) { return std::vector<TensorInfo>{{DType::kInt64, Shape{}}}; })
+    .input("data")
+    .output("size")
+    .infer([](InferContext&) {
+      return std::vector<TensorInfo>{{DType::kInt64, Shape{}}};
+    })
     .kernel([](KernelContext& ctx) { *ctx.output(0).data<int64_t>() = ctx.input(0).numel(); });
 
 }  // namespace

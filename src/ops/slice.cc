@@ -106,8 +106,9 @@ void slice_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Slice)
-    .doc("data[starts:ends:steps] along `axes` (all leading axes when absent). Negative starts and "
-         "ends count from the back; both are clamped to the axis, so out-of-range values are allowed.")
+    .doc(
+        "data[starts:ends:steps] along `axes` (all leading axes when absent). Negative starts and "
+        "ends count from the back; both are clamped to the axis, so out-of-range values are allowed.")
     .input("data")
     .shape_input("starts")
     .shape_input("ends")

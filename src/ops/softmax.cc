@@ -124,21 +124,24 @@ void hardmax_kernel(KernelContext& ctx) {
 
 KILN_REGISTER_OP(Softmax)
     .doc("exp(x - max) / sum(exp(x - max)) along `axis` (default -1).")
-    .input("input").output("output")
+    .input("input")
+    .output("output")
     .attr("axis", AttrType::kInt, -1)
     .infer(infer_softmax)
     .kernel(softmax_kernel<false>);
 
 KILN_REGISTER_OP(LogSoftmax)
     .doc("x - max - log(sum(exp(x - max))) along `axis` (default -1).")
-    .input("input").output("output")
+    .input("input")
+    .output("output")
     .attr("axis", AttrType::kInt, -1)
     .infer(infer_softmax)
     .kernel(softmax_kernel<true>);
 
 KILN_REGISTER_OP(Hardmax)
     .doc("1 at the first maximum along `axis` (default -1), 0 elsewhere.")
-    .input("input").output("output")
+    .input("input")
+    .output("output")
     .attr("axis", AttrType::kInt, -1)
     .infer(infer_softmax)
     .kernel(hardmax_kernel);

@@ -100,9 +100,13 @@ void topk_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(TopK)
-    .doc("The K (a 1-element int64 tensor) largest, or smallest with largest=0, elements along "
-         "`axis` and their int64 indices, sorted; equal values keep index order.")
-    .input("X").shape_input("K").output("Values").output("Indices")
+    .doc(
+        "The K (a 1-element int64 tensor) largest, or smallest with largest=0, elements along "
+        "`axis` and their int64 indices, sorted; equal values keep index order.")
+    .input("X")
+    .shape_input("K")
+    .output("Values")
+    .output("Indices")
     .attr("axis", AttrType::kInt, -1)
     .attr("largest", AttrType::kInt, 1, require_flag)
     .attr("sorted", AttrType::kInt, 1, require_flag)

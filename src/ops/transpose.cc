@@ -49,7 +49,8 @@ void transpose_kernel(KernelContext& ctx) {
 
 KILN_REGISTER_OP(Transpose)
     .doc("Permutes the axes: output axis i is input axis perm[i] (reversed axes when perm is absent).")
-    .input("data").output("transposed")
+    .input("data")
+    .output("transposed")
     .optional_attr("perm", AttrType::kInts)
     .infer(infer_transpose)
     .kernel(transpose_kernel);

@@ -58,10 +58,12 @@ TEST(Npy, RejectsMalformedInput) {
     EXPECT_EQ(e.code(), ErrorCode::kIo);
     EXPECT_NE(std::string(e.what()).find("needs more data"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(read(with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }\n") + "abcd"), Error);
+  EXPECT_THROW(read(with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }\n") + "abcd"),
+               Error);
   EXPECT_THROW(read(with_header("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }\n")), Error);
   EXPECT_THROW(read(with_header("{'descr': '<f4', 'shape': (1,), }\n")), Error);
-  EXPECT_THROW(read(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n") + "abcd"), Error);
+  EXPECT_THROW(read(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n") + "abcd"),
+               Error);
   EXPECT_THROW(npy::load("/nonexistent/file.npy"), Error);
 }
 

@@ -32,7 +32,8 @@ TEST(Shape, BroadcastFollowsNumpy) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kShapeMismatch);
-    EXPECT_STREQ(e.what(), "Add: shapes (2, 3) and (4, 3) cannot be broadcast together (dimension 0: 2 vs 4)");
+    EXPECT_STREQ(e.what(),
+                 "Add: shapes (2, 3) and (4, 3) cannot be broadcast together (dimension 0: 2 vs 4)");
   }
 }
 
@@ -106,10 +107,10 @@ TEST(Tensor, ViewsShareStorageAndCopiesDoNot) {
   Tensor c = tr.contiguous();
   EXPECT_NE(c.storage(), t.storage());
   EXPECT_TRUE(c.is_contiguous());
-  EXPECT_THROW(tr.reshape({6}), Error);       // not contiguous
-  EXPECT_THROW(t.reshape({4, 2}), Error);     // wrong element count
-  EXPECT_THROW(t.transpose({0, 0}), Error);   // repeated axis
-  EXPECT_THROW(t.data<float>(), Error);       // wrong dtype
+  EXPECT_THROW(tr.reshape({6}), Error);      // not contiguous
+  EXPECT_THROW(t.reshape({4, 2}), Error);    // wrong element count
+  EXPECT_THROW(t.transpose({0, 0}), Error);  // repeated axis
+  EXPECT_THROW(t.data<float>(), Error);      // wrong dtype
 }
 
 TEST(Tensor, StridedCopyIntoAView) {

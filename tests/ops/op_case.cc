@@ -92,7 +92,8 @@ CaseResult run_case(const std::string& folder_name) {
     AttrMap attrs;
     for (const auto& [key, entry] : c.at("attrs").items()) attrs.emplace(key, attr_from_json(folder, entry));
     std::vector<Tensor> inputs;
-    for (const auto& entry : c.at("inputs")) inputs.push_back(entry.is_null() ? Tensor() : load_entry(folder, entry));
+    for (const auto& entry : c.at("inputs"))
+      inputs.push_back(entry.is_null() ? Tensor() : load_entry(folder, entry));
     const int num_outputs = c.value("num_outputs", -1);
     const auto outputs = schema->run_reference(schema->bind(attrs), inputs, num_outputs);
     const auto& expected = c.at("outputs");
@@ -107,8 +108,11 @@ CaseResult run_case(const std::string& folder_name) {
       }
       const Tensor want = load_entry(folder, expected[i]);
       // The 16-bit floats carry about 3 (fp16) or 2 (bf16) significant digits.
-      const double tol_scale = want.dtype() == DType::kBFloat16 ? 1e-2 : want.dtype() == DType::kFloat16 ? 1e-3 : 0;
-      const std::string diff = compare_tensors(outputs[i], want, std::max(rtol, tol_scale), std::max(atol, tol_scale));
+      const double tol_scale = want.dtype() == DType::kBFloat16  ? 1e-2
+                               : want.dtype() == DType::kFloat16 ? 1e-3
+                                                                 : 0;
+      const std::string diff =
+          compare_tensors(outputs[i], want, std::max(rtol, tol_scale), std::max(atol, tol_scale));
       if (!diff.empty()) {
         result.outcome = CaseOutcome::kFail;
         result.detail = "output " + std::to_string(i) + ": " + diff;

@@ -18,13 +18,16 @@ inline std::vector<Tensor> run(const std::string& op, const AttrMap& attrs, cons
   return schema.run_reference(schema.bind(attrs), inputs, num_outputs);
 }
 
-inline Tensor floats(const Shape& shape, DType dtype = DType::kFloat32) { return Tensor::zeros(shape, dtype); }
+inline Tensor floats(const Shape& shape, DType dtype = DType::kFloat32) {
+  return Tensor::zeros(shape, dtype);
+}
 
 // Checks that `e` has `code` and that its message contains every string of `parts`.
 inline void expect_message(const Error& e, ErrorCode code, std::initializer_list<std::string> parts) {
   EXPECT_EQ(e.code(), code) << e.what();
   const std::string message = e.what();
-  for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << message << "\nlacks: " << part;
+  for (const auto& part : parts)
+    EXPECT_NE(message.find(part), std::string::npos) << message << "\nlacks: " << part;
 }
 
 // Runs `op` and checks that it throws `code` with every string of `parts` in its message.
@@ -39,7 +42,8 @@ inline void expect_error(const std::string& op, const AttrMap& attrs, const std:
 }
 
 // Binds `attrs` and checks that binding throws `code` naming each of `parts`.
-inline void expect_bad_attr(const std::string& op, const AttrMap& attrs, std::initializer_list<std::string> parts,
+inline void expect_bad_attr(const std::string& op, const AttrMap& attrs,
+                            std::initializer_list<std::string> parts,
                             ErrorCode code = ErrorCode::kInvalidArgument) {
   try {
     OpRegistry::global().get(op).bind(attrs);

@@ -4,11 +4,11 @@
 // that no case passes (an op nothing checks is a defect).
 // KILN_CASE_OPS=Add,Conv limits the run to those ops (for working on one family).
 #include <cstdlib>
-#include <set>
-#include <sstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -41,16 +41,21 @@ TEST(OpCases, EveryRegisteredOpMatchesTheReferences) {
     if (!only.empty() && !selected(op_of_case(folder))) continue;
     const CaseResult r = run_case(folder);
     switch (r.outcome) {
-      case CaseOutcome::kPass: ++by_op[r.op].pass; break;
+      case CaseOutcome::kPass:
+        ++by_op[r.op].pass;
+        break;
       case CaseOutcome::kFail:
         ++by_op[r.op].fail;
         ADD_FAILURE() << r.name << " (" << r.op << "): " << r.detail;
         break;
       case CaseOutcome::kUnsupported:
         ++by_op[r.op].unsupported;
-        if (std::getenv("KILN_VERBOSE_CASES")) std::cout << "unsupported " << r.name << ": " << r.detail << "\n";
+        if (std::getenv("KILN_VERBOSE_CASES"))
+          std::cout << "unsupported " << r.name << ": " << r.detail << "\n";
         break;
-      case CaseOutcome::kNoSuchOp: ++not_registered; break;
+      case CaseOutcome::kNoSuchOp:
+        ++not_registered;
+        break;
     }
   }
 

@@ -14,7 +14,8 @@ constexpr char kMagic[] = "\x93NUMPY";
 
 DType dtype_from_descr(const std::string& descr, const std::string& path) {
   // '|' (not applicable) and '<' (little-endian) are accepted; '>' would need byte swapping.
-  KILN_CHECK(descr.size() >= 3, ErrorCode::kUnsupported, path, ": unsupported dtype descriptor '", descr, "'");
+  KILN_CHECK(descr.size() >= 3, ErrorCode::kUnsupported, path, ": unsupported dtype descriptor '", descr,
+             "'");
   const char order = descr[0];
   KILN_CHECK(order == '<' || order == '|' || order == '=', ErrorCode::kUnsupported, path,
              ": big-endian data ('", descr, "') is not supported");
@@ -33,15 +34,24 @@ DType dtype_from_descr(const std::string& descr, const std::string& path) {
 
 const char* descr_for(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "<f4";
-    case DType::kFloat64: return "<f8";
-    case DType::kFloat16: return "<f2";
-    case DType::kBFloat16: return "<u2";
-    case DType::kInt8: return "|i1";
-    case DType::kUInt8: return "|u1";
-    case DType::kInt32: return "<i4";
-    case DType::kInt64: return "<i8";
-    case DType::kBool: return "|b1";
+    case DType::kFloat32:
+      return "<f4";
+    case DType::kFloat64:
+      return "<f8";
+    case DType::kFloat16:
+      return "<f2";
+    case DType::kBFloat16:
+      return "<u2";
+    case DType::kInt8:
+      return "|i1";
+    case DType::kUInt8:
+      return "|u1";
+    case DType::kInt32:
+      return "<i4";
+    case DType::kInt64:
+      return "<i8";
+    case DType::kBool:
+      return "|b1";
   }
   return "";
 }
@@ -57,8 +67,8 @@ std::string header_field(const std::string& header, const std::string& key, char
   at = header.find_first_not_of(" \t", at + 1);
   KILN_CHECK(at != std::string::npos, ErrorCode::kIo, path, ": header entry '", key, "' has no value");
   if (open) {
-    KILN_CHECK(header[at] == open, ErrorCode::kIo, path, ": header entry '", key, "' should start with '", open,
-               "'");
+    KILN_CHECK(header[at] == open, ErrorCode::kIo, path, ": header entry '", key, "' should start with '",
+               open, "'");
     ++at;
   }
   size_t end = header.find(close, at);
@@ -124,8 +134,8 @@ Tensor read(std::istream& in, const std::string& path) {
     }
     KILN_CHECK(dims.back() >= 0, ErrorCode::kIo, path, ": negative dimension in shape");
     // The file must hold every element, which also bounds the product against overflow.
-    KILN_CHECK(dims.back() == 0 || count <= total / dims.back(), ErrorCode::kIo, path, ": shape (", shape_text,
-               ") needs more data than the ", total, "-byte file holds");
+    KILN_CHECK(dims.back() == 0 || count <= total / dims.back(), ErrorCode::kIo, path, ": shape (",
+               shape_text, ") needs more data than the ", total, "-byte file holds");
     count *= dims.back();
   }
   const std::streamoff data_bytes = static_cast<std::streamoff>(in.tellg() - start);
@@ -156,7 +166,8 @@ void save(const std::string& path, const Tensor& tensor) {
   const Tensor t = tensor.contiguous();
   std::ostringstream header;
   header << "{'descr': '" << descr_for(t.dtype()) << "', 'fortran_order': False, 'shape': (";
-  for (int i = 0; i < t.ndim(); ++i) header << t.shape()[i] << (t.ndim() == 1 || i + 1 < t.ndim() ? ", " : "");
+  for (int i = 0; i < t.ndim(); ++i)
+    header << t.shape()[i] << (t.ndim() == 1 || i + 1 < t.ndim() ? ", " : "");
   header << "), }";
   std::string h = header.str();
   // The data starts on a 64-byte boundary; the header ends with a newline.
