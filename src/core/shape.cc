@@ -11,7 +11,13 @@ int64_t Shape::numel() const {
   int64_t n = 1;
   for (int64_t d : dims_) {
     if (d < 0) return kUnknown;
-    n *= d;
+    if (d == 0) n = 0;
+  }
+  if (n == 0) return 0;
+  for (int64_t d : dims_) {
+    // Shapes come from files and callers: a product past int64 is an error, not a wrap-around.
+    KILN_CHECK(!__builtin_mul_overflow(n, d, &n), ErrorCode::kOutOfRange, "shape ", to_string(),
+               " has more elements than a 64-bit count can hold");
   }
   return n;
 }
@@ -38,10 +44,12 @@ std::string Shape::to_string() const {
 
 std::vector<int64_t> contiguous_strides(const Shape& shape) {
   std::vector<int64_t> strides(static_cast<size_t>(shape.ndim()));
-  int64_t s = 1;
+  // Unsigned arithmetic: with a zero dimension elsewhere, the product of the other dimensions
+  // may exceed int64 (the strides of an empty tensor are never used, but must not overflow).
+  uint64_t s = 1;
   for (int i = shape.ndim() - 1; i >= 0; --i) {
-    strides[static_cast<size_t>(i)] = s;
-    s *= std::max<int64_t>(shape[i], 1);
+    strides[static_cast<size_t>(i)] = static_cast<int64_t>(s);
+    s *= static_cast<uint64_t>(std::max<int64_t>(shape[i], 1));
   }
   return strides;
 }

@@ -21,6 +21,17 @@ TEST(Shape, PrintsLikeNumpyAndCountsElements) {
   EXPECT_EQ(Shape({-1, 3}).numel(), -1);
 }
 
+TEST(Shape, ElementCountsNeverOverflow) {
+  EXPECT_EQ(Shape({0, int64_t{1} << 40, int64_t{1} << 40}).numel(), 0);
+  try {
+    Shape({int64_t{1} << 40, int64_t{1} << 40}).numel();
+    FAIL() << "expected an overflow error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kOutOfRange);
+  }
+  EXPECT_EQ(contiguous_strides(Shape({int64_t{1} << 40, int64_t{1} << 40, 0})).size(), 3u);
+}
+
 TEST(Shape, BroadcastFollowsNumpy) {
   EXPECT_EQ(broadcast_shapes({3, 1}, {1, 4}, "t"), Shape({3, 4}));
   EXPECT_EQ(broadcast_shapes({2, 1, 5}, {3, 1}, "t"), Shape({2, 3, 5}));
