@@ -28,6 +28,11 @@ struct NamedTensors {
 // legacy layout with uint32 dimensions and no magic. Throws kiln::Error kIo for malformed or
 // truncated input (checked before anything is allocated) and kUnsupported for sparse arrays and
 // element types Kiln does not have.
+// The Kiln dtype of an mshadow type flag (0 float32 ... 12 bfloat16), as stored in .params
+// records and in a variable's __dtype__ attribute. Flags Kiln lacks (int16, uint16, uint32,
+// uint64) give kUnsupported, unknown flags kIo; `where` names the place in errors.
+DType dtype_from_mxnet_flag(int64_t flag, const std::string& where);
+
 NamedTensors read_params(std::istream& in, const std::string& source);
 NamedTensors load_params(const std::string& path);
 

@@ -22,32 +22,6 @@ const ConverterTable& converters() {
   return table;
 }
 
-// MXNet's dtype codes (mshadow::TypeFlag) as stored in a variable's __dtype__ attribute.
-DType dtype_from_mxnet_code(int64_t code, const std::string& what) {
-  switch (code) {
-    case 0:
-      return DType::kFloat32;
-    case 1:
-      return DType::kFloat64;
-    case 2:
-      return DType::kFloat16;
-    case 3:
-      return DType::kUInt8;
-    case 4:
-      return DType::kInt32;
-    case 5:
-      return DType::kInt8;
-    case 6:
-      return DType::kInt64;
-    case 7:
-      return DType::kBool;
-    case 12:
-      return DType::kBFloat16;
-    default:
-      raise(ErrorCode::kUnsupported, what, ": MXNet dtype code ", code, " has no Kiln dtype");
-  }
-}
-
 class Importer {
  public:
   Importer(const MxnetSymbol& symbol, const NamedTensors& params, const std::string& model_name,
@@ -106,7 +80,7 @@ class Importer {
     if (const auto it = params_.find(node.name); it != params_.end())
       return graph_.add_initializer(node.name, it->second);
     const MxnetAttrs attrs(node.attrs, "variable '" + node.name + "'");
-    const DType dtype = attrs.has("__dtype__") ? dtype_from_mxnet_code(attrs.get_int("__dtype__", 0),
+    const DType dtype = attrs.has("__dtype__") ? dtype_from_mxnet_flag(attrs.get_int("__dtype__", 0),
                                                                        "variable '" + node.name + "'")
                                                : DType::kFloat32;
     if (const auto it = input_shapes_.find(node.name); it != input_shapes_.end())

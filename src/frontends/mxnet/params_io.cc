@@ -36,39 +36,6 @@ constexpr uint32_t kMagicV3 = 0xF993faca;
 constexpr int32_t kDefaultStorage = 0;
 constexpr int32_t kCpuDevType = 1;
 
-// mshadow type flags. Codes 8-11 (int16, uint16, uint32, uint64) are valid MXNet types that Kiln lacks.
-DType dtype_from_flag(int32_t flag, const std::string& where) {
-  switch (flag) {
-    case 0:
-      return DType::kFloat32;
-    case 1:
-      return DType::kFloat64;
-    case 2:
-      return DType::kFloat16;
-    case 3:
-      return DType::kUInt8;
-    case 4:
-      return DType::kInt32;
-    case 5:
-      return DType::kInt8;
-    case 6:
-      return DType::kInt64;
-    case 7:
-      return DType::kBool;
-    case 12:
-      return DType::kBFloat16;
-    case 8:
-      raise(ErrorCode::kUnsupported, where, ": element type int16 (type flag 8) is not supported");
-    case 9:
-      raise(ErrorCode::kUnsupported, where, ": element type uint16 (type flag 9) is not supported");
-    case 10:
-      raise(ErrorCode::kUnsupported, where, ": element type uint32 (type flag 10) is not supported");
-    case 11:
-      raise(ErrorCode::kUnsupported, where, ": element type uint64 (type flag 11) is not supported");
-  }
-  raise(ErrorCode::kIo, where, ": unknown type flag ", flag, " (expected an mshadow type code 0-12)");
-}
-
 int32_t flag_from_dtype(DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
@@ -184,7 +151,8 @@ Tensor read_array(Reader& r, const std::string& where) {
 
   r.scalar<int32_t>(where + " context device type");  // arrays saved from a GPU load onto the CPU
   r.scalar<int32_t>(where + " context device id");
-  const DType dtype = dtype_from_flag(r.scalar<int32_t>(where + " type flag"), r.source() + ": " + where);
+  const DType dtype =
+      dtype_from_mxnet_flag(r.scalar<int32_t>(where + " type flag"), r.source() + ": " + where);
 
   // The element count is checked against the bytes that remain before anything is allocated.
   // An empty array holds no data, but the product of its other dimensions must still fit in
@@ -235,6 +203,39 @@ void write_array(std::ostream& out, const Tensor& tensor, bool numpy_shape) {
 }
 
 }  // namespace
+
+// mshadow type flags. Codes 8-11 (int16, uint16, uint32, uint64) are valid MXNet types that Kiln lacks.
+DType dtype_from_mxnet_flag(int64_t flag, const std::string& where) {
+  switch (flag) {
+    case 0:
+      return DType::kFloat32;
+    case 1:
+      return DType::kFloat64;
+    case 2:
+      return DType::kFloat16;
+    case 3:
+      return DType::kUInt8;
+    case 4:
+      return DType::kInt32;
+    case 5:
+      return DType::kInt8;
+    case 6:
+      return DType::kInt64;
+    case 7:
+      return DType::kBool;
+    case 12:
+      return DType::kBFloat16;
+    case 8:
+      raise(ErrorCode::kUnsupported, where, ": element type int16 (type flag 8) is not supported");
+    case 9:
+      raise(ErrorCode::kUnsupported, where, ": element type uint16 (type flag 9) is not supported");
+    case 10:
+      raise(ErrorCode::kUnsupported, where, ": element type uint32 (type flag 10) is not supported");
+    case 11:
+      raise(ErrorCode::kUnsupported, where, ": element type uint64 (type flag 11) is not supported");
+  }
+  raise(ErrorCode::kIo, where, ": unknown type flag ", flag, " (expected an mshadow type code 0-12)");
+}
 
 NamedTensors read_params(std::istream& in, const std::string& source) {
   Reader r(in, source);
