@@ -1,5 +1,6 @@
 // kiln info MODEL [--json] [--shape NAME=D0,D1,...]: inputs, outputs, op counts, parameters and
 // FLOPs (for the given shapes, or the declared ones with a free batch of 1).
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -53,10 +54,12 @@ void info(const InfoArgs& args) {
   // FLOPs and output shapes need every input's shape.
   const std::map<std::string, Shape> shapes = concrete_shapes(predictor, parse_shapes(args.shapes), 1);
   std::optional<runtime::FlopCount> flops;
+  std::optional<runtime::MemoryPlanStats> memory;
   std::vector<TensorSpec> outputs = predictor.outputs();
   if (shapes.size() == predictor.inputs().size()) {
     const graph::Graph bound = runtime::bind_input_shapes(g, shapes);
     flops = runtime::count_flops(bound);
+    memory = runtime::compile(bound)->memory;
     for (size_t i = 0; i < outputs.size() && !args.shapes.empty(); ++i)  // shapes for the inputs asked about
       if (const auto& out_info = bound.outputs()[i]->info)
         outputs[i] = {outputs[i].name, out_info->dtype, out_info->shape};
@@ -77,6 +80,8 @@ void info(const InfoArgs& args) {
     j["flops_input_shapes"] = shape_json;
     j["flops"] = flops ? nlohmann::json(flops->total) : nlohmann::json(nullptr);
     if (flops) j["flops_by_op"] = flops->by_op;
+    if (memory)
+      j["activation_memory"] = {{"planned_bytes", memory->planned_bytes}, {"naive_bytes", memory->naive_bytes}};
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -96,6 +101,12 @@ void info(const InfoArgs& args) {
               << static_cast<double>(flops->total) / 1e9 << " GFLOPs)\n";
     for (const auto& [op, n] : flops->by_op)
       std::cout << "  " << std::left << std::setw(24) << op << n << "\n";
+    // Intermediates only: the static memory plan against one buffer per value.
+    std::cout << "activation memory: " << memory->planned_bytes << " bytes planned, " << memory->naive_bytes
+              << " naive (" << std::setprecision(1)
+              << 100.0 * static_cast<double>(memory->planned_bytes) /
+                     static_cast<double>(std::max<size_t>(memory->naive_bytes, 1))
+              << "%)\n";
   } else {
     std::cout << "FLOPs: unknown; give every input's shape with --shape NAME=D0,D1,...\n";
   }
