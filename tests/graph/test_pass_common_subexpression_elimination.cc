@@ -10,11 +10,8 @@ namespace {
 
 using testing::count_op;
 using testing::expect_same_outputs;
+using testing::out0;
 using testing::run_pass;
-
-Value* out0(Node* n) {
-  return n->outputs[0];
-}
 
 TEST(CommonSubexpressionElimination, MergesEqualNodesAndConstants) {
   Graph g;

@@ -9,6 +9,7 @@ namespace {
 
 using testing::count_op;
 using testing::expect_same_outputs;
+using testing::out0;
 using testing::run_pass;
 
 Value* ints(Graph& g, std::vector<int64_t> v) {
@@ -18,10 +19,6 @@ Value* ints(Graph& g, std::vector<int64_t> v) {
 Value* filled(Graph& g, Shape s, double value, DType dtype = DType::kFloat32) {
   return g.add_initializer("", Tensor::full(s, value, dtype));
 }
-Value* out0(Node* n) {
-  return n->outputs[0];
-}
-
 TEST(IdentityElimination, RemovesEveryKindOfNoOp) {
   Graph g;
   g.name = "no_ops";
