@@ -17,7 +17,9 @@
 namespace kiln::graph::testing {
 
 // A node's first output: most test graphs chain single-output nodes.
-inline Value* out0(Node* n) { return n->outputs[0]; }
+inline Value* out0(Node* n) {
+  return n->outputs[0];
+}
 
 // Uniform in [-2, 2] for floats, [0, 5) for integers; unknown dims become `free_dim`.
 inline Tensor random_tensor(const TensorInfo& info, std::mt19937& rng, int64_t free_dim = 2) {
