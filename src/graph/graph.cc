@@ -51,12 +51,27 @@ Node* Graph::add_node(const std::string& op, std::vector<Value*> node_inputs, At
                       const std::string& node_name, int num_outputs) {
   const ops::OpSchema& schema = ops::OpRegistry::global().get(op);
   const std::string nm = node_name.empty() ? fresh_name(op) : node_name;
-  KILN_CHECK(!nodes_by_name_.count(nm), ErrorCode::kInvalidArgument, "graph '", name, "': a node named '", nm,
-             "' already exists");
   if (num_outputs < 0) {
     num_outputs = 0;
     for (const auto& out : schema.outputs())
       if (out.arity != ops::Arity::kOptional) ++num_outputs;
+  }
+  std::vector<std::string> output_names;
+  for (int i = 0; i < num_outputs; ++i)
+    output_names.push_back(num_outputs == 1 ? nm + "_output" : nm + "_output" + std::to_string(i));
+  return add_node_with_outputs(op, std::move(node_inputs), std::move(attrs), nm, output_names);
+}
+
+Node* Graph::add_node_with_outputs(const std::string& op, std::vector<Value*> node_inputs, AttrMap attrs,
+                                   const std::string& node_name,
+                                   const std::vector<std::string>& output_names) {
+  ops::OpRegistry::global().get(op);
+  const std::string nm = node_name.empty() ? fresh_name(op) : node_name;
+  KILN_CHECK(!nodes_by_name_.count(nm), ErrorCode::kInvalidArgument, "graph '", name, "': a node named '", nm,
+             "' already exists");
+  for (const std::string& out_name : output_names) {
+    KILN_CHECK(out_name.empty() || !values_by_name_.count(out_name), ErrorCode::kInvalidArgument, "graph '",
+               name, "': node '", nm, "' outputs '", out_name, "', a name another value already has");
   }
   nodes_.push_back(std::make_unique<Node>());
   Node* n = nodes_.back().get();
@@ -66,10 +81,10 @@ Node* Graph::add_node(const std::string& op, std::vector<Value*> node_inputs, At
   n->inputs = std::move(node_inputs);
   for (Value* in : n->inputs)
     if (in) in->users.push_back(n);
-  for (int i = 0; i < num_outputs; ++i) {
-    Value* out = new_value(num_outputs == 1 ? nm + "_output" : nm + "_output" + std::to_string(i));
+  for (size_t i = 0; i < output_names.size(); ++i) {
+    Value* out = new_value(output_names[i].empty() ? fresh_name(nm + "_output") : output_names[i]);
     out->producer = n;
-    out->producer_output = i;
+    out->producer_output = static_cast<int>(i);
     n->outputs.push_back(out);
   }
   nodes_by_name_[nm] = n;

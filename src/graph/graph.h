@@ -64,6 +64,10 @@ class Graph {
   // the op's schema declares as required.
   Node* add_node(const std::string& op, std::vector<Value*> inputs, AttrMap attrs = {},
                  const std::string& name = "", int num_outputs = -1);
+  // The same with the outputs' names given (an empty name gets a fresh one), as importers of
+  // formats that name every value need.
+  Node* add_node_with_outputs(const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
+                              const std::string& name, const std::vector<std::string>& output_names);
   void set_outputs(std::vector<Value*> outputs) { outputs_ = std::move(outputs); }
   void add_output(Value* v) { outputs_.push_back(v); }
 

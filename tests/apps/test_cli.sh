@@ -68,7 +68,7 @@ PY
 # errors: failures exit 1, usage errors 2
 expect_status 1 "$kiln" info "$dir/missing-symbol.json"
 expect_status 1 "$kiln" info "$dir/model.onnx"
-grep -q "ONNX import is not available yet" "$dir/err.txt" || fail "onnx: wrong message"
+grep -q "cannot open ONNX model" "$dir/err.txt" || fail "onnx: wrong message"
 expect_status 1 "$kiln" info "$dir/mlp" --epoch 7
 expect_status 1 "$kiln" run "$dir/mlp-symbol.json" --input wrong="$dir/x.npy" --output-dir "$dir/out"
 expect_status 1 "$kiln" run "$dir/mlp-symbol.json" --input data="$dir/reference.npy" --output-dir "$dir/out"

@@ -225,10 +225,10 @@ TEST(Predictor, LoadsMxnetFilesBySymbolPathAndByPrefix) {
   }
 }
 
-TEST(Predictor, MissingOnnxAndDamagedFilesGiveClearErrors) {
+TEST(Predictor, MissingAndDamagedFilesGiveClearErrors) {
   TempDir dir;
-  expect_error([&] { Predictor::load(dir / "model.onnx"); }, ErrorCode::kUnsupported,
-               {"ONNX import is not available yet"});
+  expect_error([&] { Predictor::load(dir / "model.onnx"); }, ErrorCode::kNotFound,
+               {"cannot open ONNX model", "model.onnx"});
   expect_error([&] { Predictor::load(dir / "none-symbol.json"); }, ErrorCode::kNotFound,
                {"none-symbol.json"});
   expect_error([&] { Predictor::load(dir / "none"); }, ErrorCode::kNotFound, {"none-symbol.json"});

@@ -1,0 +1,397 @@
+// The ONNX importer: ModelProto -> Graph. See import.h for what is accepted and how problems are
+// reported.
+#include "frontends/onnx/import.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+#include "frontends/onnx/opset_upgrade.h"
+#include "frontends/onnx/tensor_proto.h"
+#include "kiln/error.hpp"
+
+namespace kiln::onnx {
+namespace {
+
+namespace fs = std::filesystem;
+using graph::TensorInfo;
+
+bool is_default_domain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+std::string domain_label(const std::string& domain) {
+  return domain.empty() ? "ai.onnx" : domain;
+}
+
+// The element type and shape a graph input or value_info declares; nullopt when the type is not
+// a tensor or the rank is unknown. A symbolic or missing dimension is a free dimension.
+std::optional<TensorInfo> declared_info(const ::onnx::ValueInfoProto& value, const std::string& where) {
+  if (!value.type().has_tensor_type()) return std::nullopt;
+  const auto& tensor = value.type().tensor_type();
+  if (tensor.elem_type() == ::onnx::TensorProto::UNDEFINED || !tensor.has_shape()) return std::nullopt;
+  DType dtype;
+  try {
+    dtype = dtype_from_onnx(tensor.elem_type());
+  } catch (const Error& e) {
+    raise(ErrorCode::kUnsupported, where, ": ", e.what());
+  }
+  std::vector<int64_t> dims;
+  for (const auto& dim : tensor.shape().dim()) {
+    if (dim.has_dim_value()) {
+      KILN_CHECK(dim.dim_value() >= 0, ErrorCode::kIo, where, ": negative dimension ", dim.dim_value());
+      dims.push_back(dim.dim_value());
+    } else {
+      dims.push_back(Shape::kUnknown);
+    }
+  }
+  return TensorInfo{dtype, Shape(dims)};
+}
+
+AttrValue attribute_value(const ::onnx::AttributeProto& attr, const TensorSource& source) {
+  KILN_CHECK(attr.ref_attr_name().empty(), ErrorCode::kUnsupported, "attribute '", attr.name(),
+             "' refers to a function attribute");
+  switch (attr.type()) {
+    case ::onnx::AttributeProto::FLOAT:
+      return double{attr.f()};
+    case ::onnx::AttributeProto::INT:
+      return int64_t{attr.i()};
+    case ::onnx::AttributeProto::STRING:
+      return attr.s();
+    case ::onnx::AttributeProto::TENSOR:
+      return tensor_from_proto(attr.t(), source);
+    case ::onnx::AttributeProto::FLOATS:
+      return std::vector<double>(attr.floats().begin(), attr.floats().end());
+    case ::onnx::AttributeProto::INTS:
+      return std::vector<int64_t>(attr.ints().begin(), attr.ints().end());
+    case ::onnx::AttributeProto::STRINGS:
+      return std::vector<std::string>(attr.strings().begin(), attr.strings().end());
+    default:
+      raise(ErrorCode::kUnsupported, "attribute '", attr.name(), "' is of type ",
+            ::onnx::AttributeProto::AttributeType_Name(attr.type()), ", which Kiln does not support");
+  }
+}
+
+// The value of a Constant node, from whichever of its attributes is set.
+Tensor constant_value(const ::onnx::NodeProto& node, const TensorSource& source) {
+  KILN_CHECK(node.attribute_size() == 1, ErrorCode::kIo, "needs exactly one value attribute, has ",
+             node.attribute_size());
+  const auto& attr = node.attribute(0);
+  const std::string& kind = attr.name();
+  if (kind == "value") return tensor_from_proto(attr.t(), source);
+  if (kind == "value_float") return Tensor::scalar(attr.f(), DType::kFloat32);
+  if (kind == "value_int") return Tensor::scalar(static_cast<double>(attr.i()), DType::kInt64);
+  if (kind == "value_floats") {
+    std::vector<float> v(attr.floats().begin(), attr.floats().end());
+    return Tensor::from_vector<float>(v, Shape{static_cast<int64_t>(v.size())});
+  }
+  if (kind == "value_ints") {
+    std::vector<int64_t> v(attr.ints().begin(), attr.ints().end());
+    return Tensor::from_vector<int64_t>(v, Shape{static_cast<int64_t>(v.size())});
+  }
+  raise(ErrorCode::kUnsupported, "attribute '", kind, "' (string or sparse constants) is not supported");
+}
+
+// ONNX requires nodes in topological order, but files in the wild do not always keep to it; this
+// orders them by their data dependencies and names a node on a cycle or reading an unknown value.
+std::vector<int> node_order(const ::onnx::GraphProto& graph, const std::set<std::string>& available,
+                            const std::string& where) {
+  const int n = graph.node_size();
+  std::map<std::string, int> producer;
+  for (int i = 0; i < n; ++i) {
+    for (const std::string& out : graph.node(i).output()) {
+      if (out.empty()) continue;
+      KILN_CHECK(!available.count(out) && producer.emplace(out, i).second, ErrorCode::kIo, where, ": value '",
+                 out, "' is produced more than once");
+    }
+  }
+  std::vector<int> pending(static_cast<size_t>(n), 0);
+  std::vector<std::vector<int>> readers(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const auto& node = graph.node(i);
+    for (const std::string& in : node.input()) {
+      if (in.empty() || available.count(in)) continue;
+      auto it = producer.find(in);
+      KILN_CHECK(it != producer.end(), ErrorCode::kIo, where, ": node '", node.name(), "' (", node.op_type(),
+                 ") reads '", in, "', which is not a graph input, an initializer or any node's output");
+      readers[static_cast<size_t>(it->second)].push_back(i);
+      ++pending[static_cast<size_t>(i)];
+    }
+  }
+  std::vector<int> order;
+  for (int i = 0; i < n; ++i)
+    if (pending[static_cast<size_t>(i)] == 0) order.push_back(i);
+  for (size_t k = 0; k < order.size(); ++k) {
+    for (int r : readers[static_cast<size_t>(order[k])])
+      if (--pending[static_cast<size_t>(r)] == 0) order.push_back(r);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i) {
+      KILN_CHECK(pending[static_cast<size_t>(i)] == 0, ErrorCode::kIo, where, ": node '",
+                 graph.node(i).name(), "' (", graph.node(i).op_type(), ") is on a cycle");
+    }
+  }
+  return order;
+}
+
+class Importer {
+ public:
+  Importer(const ::onnx::ModelProto& model, const std::string& base_dir, const std::string& name,
+           const ImportOptions& options)
+      : model_(model), base_dir_(base_dir), options_(options), where_("onnx model '" + name + "'") {
+    graph_.name = name;
+  }
+
+  graph::Graph run() {
+    read_opsets();
+    const auto& g = model_.graph();
+    for (const auto& sparse : g.sparse_initializer())
+      problems_.push_back("sparse initializer '" + sparse.values().name() +
+                          "': sparse tensors are not supported");
+    add_initializers(g);
+    add_inputs(g);
+    for (const auto& info : g.value_info()) {
+      try {
+        if (auto declared = declared_info(info, "value_info '" + info.name() + "'"))
+          hints_[info.name()] = *declared;
+      } catch (const Error&) {
+        // A hint Kiln cannot use costs nothing: inference decides the value's type anyway.
+      }
+    }
+    std::set<std::string> available;
+    for (graph::Value* v : graph_.inputs()) available.insert(v->name);
+    for (graph::Value* v : graph_.initializers()) available.insert(v->name);
+    for (int i : node_order(g, available, where_)) add_node(g.node(i));
+    for (const auto& out : g.output()) {
+      graph::Value* v = graph_.find_value(out.name());
+      KILN_CHECK(v != nullptr, ErrorCode::kIo, where_, ": graph output '", out.name(),
+                 "' is not produced by anything");
+      graph_.add_output(v);
+    }
+    if (!problems_.empty()) {
+      std::ostringstream msg;
+      msg << where_ << ": " << problems_.size() << (problems_.size() == 1 ? " thing" : " things")
+          << " cannot be imported:";
+      for (const auto& p : problems_) msg << "\n  " << p;
+      raise(ErrorCode::kUnsupported, msg.str());
+    }
+    graph_.verify();
+    graph_.infer_shapes(/*allow_unknown=*/true);
+    return std::move(graph_);
+  }
+
+ private:
+  void read_opsets() {
+    for (const auto& entry : model_.opset_import()) opsets_[domain_label(entry.domain())] = entry.version();
+    auto it = opsets_.find("ai.onnx");
+    KILN_CHECK(it != opsets_.end(), ErrorCode::kIo, where_, ": declares no opset for the default domain");
+    opset_ = static_cast<int>(it->second);
+    KILN_CHECK(opset_ >= kOldestOpset && opset_ <= kNewestOpset, ErrorCode::kUnsupported, where_, ": opset ",
+               opset_, " is outside the opsets Kiln imports (", kOldestOpset, " to ", kNewestOpset, ")");
+  }
+
+  void add_initializers(const ::onnx::GraphProto& g) {
+    for (const auto& init : g.initializer()) {
+      const std::string where = "initializer '" + init.name() + "'";
+      KILN_CHECK(!init.name().empty(), ErrorCode::kIo, where_, ": an initializer has no name");
+      KILN_CHECK(graph_.find_value(init.name()) == nullptr, ErrorCode::kIo, where_, ": ", where,
+                 " is given twice");
+      try {
+        graph_.add_initializer(init.name(), tensor_from_proto(init, {base_dir_, where}));
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kUnsupported) throw Error(e.code(), where_ + ": " + e.what());
+        problems_.push_back(e.what());
+        graph_.add_input(init.name());
+      }
+    }
+  }
+
+  void add_inputs(const ::onnx::GraphProto& g) {
+    for (const auto& input : g.input()) {
+      graph::Value* existing = graph_.find_value(input.name());
+      if (existing != nullptr) {
+        // Older exporters list every weight among the inputs too; the initializer is its value.
+        KILN_CHECK(existing->is_constant(), ErrorCode::kIo, where_, ": graph input '", input.name(),
+                   "' is given twice");
+        continue;
+      }
+      std::optional<TensorInfo> info;
+      try {
+        info = declared_info(input, "graph input '" + input.name() + "'");
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kUnsupported) throw Error(e.code(), where_ + ": " + e.what());
+        problems_.push_back(e.what());
+      }
+      auto given = options_.input_shapes.find(input.name());
+      if (given != options_.input_shapes.end()) {
+        KILN_CHECK(info.has_value(), ErrorCode::kInvalidArgument, where_, ": input '", input.name(),
+                   "' declares no tensor type to give a shape to");
+        info->shape = given->second;
+      }
+      graph_.add_input(input.name(), info);
+    }
+    for (const auto& [name, shape] : options_.input_shapes) {
+      KILN_CHECK(graph_.find_value(name) != nullptr && !graph_.find_value(name)->is_constant(),
+                 ErrorCode::kNotFound, where_, ": a shape is given for '", name,
+                 "', which is not an input of the model");
+    }
+  }
+
+  std::string node_label(const ::onnx::NodeProto& node) const {
+    const std::string domain = domain_label(node.domain());
+    auto it = opsets_.find(domain);
+    std::string label = node.op_type() + " '" + node.name() + "' (domain " + domain;
+    if (it != opsets_.end()) label += ", opset " + std::to_string(it->second);
+    return label + ")";
+  }
+
+  // A node that cannot be imported is recorded; its outputs become placeholders so that the
+  // nodes after it are still checked and every problem is reported at once.
+  void refuse(const ::onnx::NodeProto& node, const std::string& reason) {
+    problems_.push_back(node_label(node) + ": " + reason);
+    for (const std::string& out : node.output())
+      if (!out.empty() && graph_.find_value(out) == nullptr) graph_.add_input(out);
+  }
+
+  std::string unique_node_name(const ::onnx::NodeProto& node) {
+    std::string base = node.name().empty() ? node.op_type() : node.name();
+    return graph_.find_node(base) == nullptr && graph_.find_value(base) == nullptr ? base
+                                                                                   : graph_.fresh_name(base);
+  }
+
+  void add_node(const ::onnx::NodeProto& node) {
+    const TensorSource source{base_dir_, node_label(node)};
+    if (!is_default_domain(node.domain()))
+      return refuse(node, "domain '" + node.domain() + "' is not supported");
+    if (node.op_type() == "Constant") return add_constant(node, source);
+    if (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan") {
+      return refuse(node, "control flow (If, Loop, Scan) is not supported");
+    }
+    ImportedNode imported{node.op_type(), unique_node_name(node), {}, {}, 0};
+    for (const auto& attr : node.attribute()) {
+      try {
+        imported.attrs.emplace(attr.name(), attribute_value(attr, source));
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kUnsupported)
+          throw Error(e.code(), where_ + ": " + node_label(node) + ": " + e.what());
+        return refuse(node, e.what());
+      }
+    }
+    for (const std::string& in : node.input())
+      imported.inputs.push_back(in.empty() ? nullptr : graph_.find_value(in));
+    std::vector<std::string> output_names(node.output().begin(), node.output().end());
+    while (!output_names.empty() && output_names.back().empty()) output_names.pop_back();
+    imported.num_outputs = static_cast<int>(output_names.size());
+
+    UpgradeContext ctx(graph_, imported, opset_);
+    try {
+      upgrade_to_newest(ctx);
+      if (!ctx.replacement()) check_against_schema(imported);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kIo) throw Error(e.code(), where_ + ": " + e.what());
+      return refuse(node, e.what());
+    }
+    std::vector<graph::Value*> outputs;
+    if (ctx.replacement()) {
+      outputs = *ctx.replacement();
+      for (size_t i = 0; i < outputs.size() && i < output_names.size(); ++i) {
+        if (!output_names[i].empty()) graph_.rename_value(outputs[i], output_names[i]);
+      }
+    } else {
+      graph::Node* added = graph_.add_node_with_outputs(imported.op, imported.inputs, imported.attrs,
+                                                        imported.name, output_names);
+      outputs = added->outputs;
+      infer_as_far_as_known(added);
+    }
+  }
+
+  // Kiln's schema decides what it supports: the op must exist, its attributes must bind (names,
+  // types, values) and the number of inputs must fit.
+  void check_against_schema(const ImportedNode& node) const {
+    const ops::OpSchema* schema = ops::OpRegistry::global().find(node.op);
+    KILN_CHECK(schema != nullptr, ErrorCode::kUnsupported, "Kiln has no op ", node.op);
+    try {
+      schema->bind(node.attrs);
+    } catch (const Error& e) {
+      raise(ErrorCode::kUnsupported, e.what());
+    }
+    const int n = static_cast<int>(node.inputs.size());
+    const bool too_many = schema->max_inputs() >= 0 && n > schema->max_inputs();
+    KILN_CHECK(n >= schema->min_inputs() && !too_many, ErrorCode::kUnsupported, "has ", n, " inputs; Kiln's ",
+               node.op, " takes ", schema->min_inputs(), " to ",
+               schema->max_inputs() < 0 ? std::string("any number") : std::to_string(schema->max_inputs()));
+  }
+
+  // Shapes known while importing let later rules see ranks (Softmax before opset 13); what
+  // cannot be inferred yet is left to the whole-graph inference at the end, which reports it.
+  void infer_as_far_as_known(graph::Node* node) {
+    try {
+      graph_.infer_node(node, /*allow_unknown=*/true);
+    } catch (const Error&) {
+      // Reported with the node's name by the final inference.
+    }
+    for (graph::Value* out : node->outputs) {
+      auto hint = hints_.find(out->name);
+      if (!out->info && hint != hints_.end()) out->info = hint->second;
+    }
+  }
+
+  void add_constant(const ::onnx::NodeProto& node, const TensorSource& source) {
+    KILN_CHECK(node.output_size() == 1 && !node.output(0).empty(), ErrorCode::kIo, where_, ": ",
+               node_label(node), ": a Constant has one output");
+    try {
+      graph_.add_initializer(node.output(0), constant_value(node, source));
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kUnsupported)
+        throw Error(e.code(), where_ + ": " + node_label(node) + ": " + e.what());
+      refuse(node, e.what());
+    }
+  }
+
+  const ::onnx::ModelProto& model_;
+  std::string base_dir_;
+  const ImportOptions& options_;
+  std::string where_;
+  graph::Graph graph_;
+  std::map<std::string, int64_t> opsets_;
+  int opset_ = 0;
+  std::map<std::string, TensorInfo> hints_;
+  std::vector<std::string> problems_;
+};
+
+// Reads and parses a .onnx file; kIo names the file when it is not a ModelProto.
+::onnx::ModelProto read_model_proto(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  KILN_CHECK(in.good(), ErrorCode::kNotFound, "cannot open ONNX model '", path, "'");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ::onnx::ModelProto model;
+  KILN_CHECK(model.ParseFromString(bytes), ErrorCode::kIo, "'", path,
+             "' is not an ONNX model (the protobuf does not parse; truncated or another format?)");
+  return model;
+}
+
+graph::Graph import_model_proto(const ::onnx::ModelProto& model, const std::string& base_dir,
+                                const std::string& name, const ImportOptions& options) {
+  return Importer(model, base_dir, name, options).run();
+}
+
+}  // namespace
+
+graph::Graph import_model_bytes(std::string_view bytes, const std::string& base_dir, const std::string& name,
+                                const ImportOptions& options) {
+  ::onnx::ModelProto model;
+  KILN_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()) &&
+                 model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())),
+             ErrorCode::kIo, "onnx model '", name, "': the protobuf does not parse");
+  return import_model_proto(model, base_dir, name, options);
+}
+
+graph::Graph import_model(const std::string& path, const ImportOptions& options) {
+  const fs::path file(path);
+  return import_model_proto(read_model_proto(path), file.parent_path().string(), file.stem().string(),
+                            options);
+}
+
+}  // namespace kiln::onnx

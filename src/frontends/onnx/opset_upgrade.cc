@@ -1,0 +1,223 @@
+// The opset upgrade rules, one function per kind of change, and the table that says from which
+// opset on each op has its newest form.
+#include "frontends/onnx/opset_upgrade.h"
+
+#include <limits>
+#include <map>
+
+#include "kiln/error.hpp"
+
+namespace kiln::onnx {
+
+std::optional<AttrValue> UpgradeContext::take_attr(const std::string& name) {
+  auto it = node_.attrs.find(name);
+  if (it == node_.attrs.end()) return std::nullopt;
+  AttrValue value = it->second;
+  node_.attrs.erase(it);
+  return value;
+}
+
+void UpgradeContext::set_input(int slot, graph::Value* value) {
+  if (static_cast<int>(node_.inputs.size()) <= slot)
+    node_.inputs.resize(static_cast<size_t>(slot) + 1, nullptr);
+  node_.inputs[static_cast<size_t>(slot)] = value;
+}
+
+std::optional<int> UpgradeContext::input_rank(int i) const {
+  if (i >= static_cast<int>(node_.inputs.size())) return std::nullopt;
+  const graph::Value* v = node_.inputs[static_cast<size_t>(i)];
+  if (v == nullptr || !v->info) return std::nullopt;
+  return v->info->shape.ndim();
+}
+
+DType UpgradeContext::input_dtype(int i, DType fallback) const {
+  if (i >= static_cast<int>(node_.inputs.size())) return fallback;
+  const graph::Value* v = node_.inputs[static_cast<size_t>(i)];
+  return v != nullptr && v->info ? v->info->dtype : fallback;
+}
+
+graph::Value* UpgradeContext::constant(Tensor value, const std::string& suffix) {
+  return graph_.add_initializer(graph_.fresh_name(node_.name + "/" + suffix), std::move(value));
+}
+
+graph::Value* UpgradeContext::ints(const std::vector<int64_t>& values, const std::string& suffix) {
+  return constant(Tensor::from_vector<int64_t>(values, Shape{static_cast<int64_t>(values.size())}), suffix);
+}
+
+graph::Value* UpgradeContext::add(const std::string& op, std::vector<graph::Value*> inputs, AttrMap attrs,
+                                  const std::string& suffix) {
+  graph::Node* n =
+      graph_.add_node(op, std::move(inputs), std::move(attrs), graph_.fresh_name(node_.name + "/" + suffix));
+  return n->outputs[0];
+}
+
+namespace {
+
+using Rule = void (*)(UpgradeContext&);
+
+// For deprecated ops that are always renamed, whatever the opset.
+constexpr int kAlways = std::numeric_limits<int>::max();
+
+std::vector<int64_t> as_ints(const AttrValue& value, const std::string& what) {
+  return std::get<std::vector<int64_t>>(value.coerced_to(AttrType::kInts, what).variant());
+}
+
+// An ints attribute that became input `slot` (Split's split, Squeeze's axes, Reduce*'s axes).
+template <int Slot>
+void ints_attr_to_input(UpgradeContext& ctx, const char* attr) {
+  if (auto value = ctx.take_attr(attr)) ctx.set_input(Slot, ctx.ints(as_ints(*value, attr), attr));
+}
+
+void split_attr(UpgradeContext& ctx) {
+  ints_attr_to_input<1>(ctx, "split");
+}
+void axes_attr(UpgradeContext& ctx) {
+  ints_attr_to_input<1>(ctx, "axes");
+}
+
+void slice_attrs(UpgradeContext& ctx) {
+  const auto starts = ctx.take_attr("starts");
+  const auto ends = ctx.take_attr("ends");
+  const auto axes = ctx.take_attr("axes");
+  KILN_CHECK(starts && ends, ErrorCode::kIo, "Slice '", ctx.node().name, "': opset ", ctx.opset(),
+             " needs the starts and ends attributes");
+  ctx.set_input(1, ctx.ints(as_ints(*starts, "starts"), "starts"));
+  ctx.set_input(2, ctx.ints(as_ints(*ends, "ends"), "ends"));
+  if (axes) ctx.set_input(3, ctx.ints(as_ints(*axes, "axes"), "axes"));
+}
+
+// Clip's min and max were float attributes (float inputs only); the defaults meant no bound.
+void clip_attrs(UpgradeContext& ctx) {
+  const DType dtype = ctx.input_dtype(0, DType::kFloat32);
+  const auto bound = [&](const char* name, int slot) {
+    if (auto value = ctx.take_attr(name)) {
+      const double v = std::get<double>(value->coerced_to(AttrType::kFloat, name).variant());
+      ctx.set_input(slot, ctx.constant(Tensor::scalar(v, dtype), name));
+    }
+  };
+  bound("min", 1);
+  bound("max", 2);
+}
+
+void pad_attrs(UpgradeContext& ctx) {
+  const auto pads = ctx.take_attr("pads");
+  KILN_CHECK(pads.has_value(), ErrorCode::kIo, "Pad '", ctx.node().name, "': opset ", ctx.opset(),
+             " needs the pads attribute");
+  ctx.set_input(1, ctx.ints(as_ints(*pads, "pads"), "pads"));
+  if (auto value = ctx.take_attr("value")) {
+    const double v = std::get<double>(value->coerced_to(AttrType::kFloat, "value").variant());
+    ctx.set_input(2, ctx.constant(Tensor::scalar(v, ctx.input_dtype(0, DType::kFloat32)), "value"));
+  }
+}
+
+void dropout_attrs(UpgradeContext& ctx) {
+  ctx.take_attr("is_test");
+  if (auto ratio = ctx.take_attr("ratio")) {
+    const double v = std::get<double>(ratio->coerced_to(AttrType::kFloat, "ratio").variant());
+    ctx.set_input(1, ctx.constant(Tensor::scalar(v, DType::kFloat32), "ratio"));
+  }
+}
+
+void topk_attr(UpgradeContext& ctx) {
+  const auto k = ctx.take_attr("k");
+  KILN_CHECK(k.has_value(), ErrorCode::kIo, "TopK '", ctx.node().name, "': opset ", ctx.opset(),
+             " needs the k attribute");
+  ctx.set_input(1, ctx.ints({std::get<int64_t>(k->coerced_to(AttrType::kInt, "k").variant())}, "k"));
+}
+
+void upsample_scales_attr(UpgradeContext& ctx) {
+  if (auto scales = ctx.take_attr("scales")) {
+    const auto values =
+        std::get<std::vector<double>>(scales->coerced_to(AttrType::kFloats, "scales").variant());
+    std::vector<float> as_float(values.begin(), values.end());
+    ctx.set_input(
+        1, ctx.constant(Tensor::from_vector<float>(as_float, Shape{static_cast<int64_t>(values.size())}),
+                        "scales"));
+  }
+}
+
+// Resize 10 took (X, scales) and behaved like Upsample: asymmetric coordinates, nearest rounding
+// down when enlarging.
+void resize_10(UpgradeContext& ctx) {
+  graph::Value* scales = ctx.node().inputs.size() > 1 ? ctx.node().inputs[1] : nullptr;
+  ctx.node().inputs.resize(1);
+  ctx.set_input(2, scales);
+  ctx.node().attrs.insert_or_assign("coordinate_transformation_mode", AttrValue("asymmetric"));
+  ctx.node().attrs.insert_or_assign("nearest_mode", AttrValue("floor"));
+}
+
+// Before opset 13 these ops flattened the input to 2-D at `axis` (default 1) and worked along the
+// second dimension. When `axis` is the last dimension that is the newest form; otherwise the
+// flattening is spelled out.
+void coerced_2d_softmax(UpgradeContext& ctx) {
+  const auto axis_attr = ctx.take_attr("axis");
+  int64_t axis = axis_attr ? std::get<int64_t>(axis_attr->coerced_to(AttrType::kInt, "axis").variant()) : 1;
+  const std::optional<int> rank = ctx.input_rank(0);
+  if (rank && axis < 0) axis += *rank;
+  if (axis == -1 || (rank && axis == *rank - 1)) {
+    ctx.node().attrs.insert_or_assign("axis", AttrValue(int64_t{-1}));
+    return;
+  }
+  graph::Value* x = ctx.node().inputs.at(0);
+  graph::Value* shape = ctx.add("Shape", {x}, {}, "shape");
+  graph::Value* flat = ctx.add("Flatten", {x}, {{"axis", axis}}, "flatten");
+  graph::Value* y = ctx.add(ctx.node().op, {flat}, {{"axis", int64_t{1}}}, "2d");
+  ctx.replace_with({ctx.add("Reshape", {y, shape}, {}, "reshape")});
+}
+
+void scatter_to_scatter_elements(UpgradeContext& ctx) {
+  ctx.node().op = "ScatterElements";
+}
+
+// BatchNormalization 7-8 had `spatial` (1: per channel, the only form since 9).
+void batchnorm_spatial(UpgradeContext& ctx) {
+  if (auto spatial = ctx.take_attr("spatial")) {
+    KILN_CHECK(std::get<int64_t>(spatial->coerced_to(AttrType::kInt, "spatial").variant()) == 1,
+               ErrorCode::kUnsupported, "attribute spatial=0 (per-element statistics) is not supported");
+  }
+}
+
+struct UpgradeRule {
+  int newest_since;  // the rule applies to models whose opset is older than this
+  Rule rule;
+};
+
+const std::multimap<std::string, UpgradeRule>& rules() {
+  static const std::multimap<std::string, UpgradeRule> table = [] {
+    std::multimap<std::string, UpgradeRule> t{
+        {"Split", {13, split_attr}},
+        {"Squeeze", {13, axes_attr}},
+        {"Unsqueeze", {13, axes_attr}},
+        {"ReduceSum", {13, axes_attr}},
+        {"Slice", {10, slice_attrs}},
+        {"Clip", {11, clip_attrs}},
+        {"Pad", {11, pad_attrs}},
+        {"Dropout", {12, dropout_attrs}},
+        {"TopK", {10, topk_attr}},
+        {"Upsample", {9, upsample_scales_attr}},
+        {"Resize", {11, resize_10}},
+        {"Softmax", {13, coerced_2d_softmax}},
+        {"LogSoftmax", {13, coerced_2d_softmax}},
+        {"Hardmax", {13, coerced_2d_softmax}},
+        {"Scatter", {kAlways, scatter_to_scatter_elements}},
+        {"BatchNormalization", {9, batchnorm_spatial}},
+    };
+    for (const char* reduce : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                               "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
+      t.insert({reduce, {18, axes_attr}});
+    }
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+void upgrade_to_newest(UpgradeContext& ctx) {
+  const auto [first, last] = rules().equal_range(ctx.node().op);
+  for (auto it = first; it != last; ++it) {
+    if (ctx.opset() < it->second.newest_since) it->second.rule(ctx);
+  }
+}
+
+}  // namespace kiln::onnx

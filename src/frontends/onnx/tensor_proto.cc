@@ -1,0 +1,169 @@
+// TensorProto decoding and encoding; see tensor_proto.h for what is checked and why.
+#include "frontends/onnx/tensor_proto.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <vector>
+
+#include "kiln/error.hpp"
+
+namespace kiln::onnx {
+namespace {
+
+namespace fs = std::filesystem;
+
+Shape shape_of(const ::onnx::TensorProto& proto, const std::string& where) {
+  std::vector<int64_t> dims;
+  for (int64_t d : proto.dims()) {
+    KILN_CHECK(d >= 0, ErrorCode::kIo, where, ": negative dimension ", d);
+    dims.push_back(d);
+  }
+  Shape shape(dims);
+  shape.numel();  // throws on overflow
+  return shape;
+}
+
+// Bytes an external-data tensor names, read after checking the location and the length.
+std::string read_external(const ::onnx::TensorProto& proto, const TensorSource& source, size_t expected) {
+  std::string location;
+  int64_t offset = 0;
+  int64_t length = -1;
+  for (const auto& entry : proto.external_data()) {
+    try {
+      if (entry.key() == "location") location = entry.value();
+      if (entry.key() == "offset") offset = std::stoll(entry.value());
+      if (entry.key() == "length") length = std::stoll(entry.value());
+    } catch (const std::exception&) {
+      raise(ErrorCode::kIo, source.where, ": external data ", entry.key(), " '", entry.value(),
+            "' is not a number");
+    }
+  }
+  KILN_CHECK(!source.base_dir.empty(), ErrorCode::kIo, source.where,
+             ": has external data but the model was not read from a file");
+  KILN_CHECK(!location.empty(), ErrorCode::kIo, source.where, ": external data without a location");
+  const fs::path relative(location);
+  KILN_CHECK(relative.is_relative(), ErrorCode::kIo, source.where, ": external data location '", location,
+             "' must be relative to the model's folder");
+  for (const auto& part : relative) {
+    KILN_CHECK(part != "..", ErrorCode::kIo, source.where, ": external data location '", location,
+               "' leaves the model's folder");
+  }
+  const fs::path path = fs::path(source.base_dir) / relative;
+  std::error_code ec;
+  const auto file_size = fs::file_size(path, ec);
+  KILN_CHECK(!ec, ErrorCode::kIo, source.where, ": cannot read external data file '", path.string(), "'");
+  KILN_CHECK(offset >= 0, ErrorCode::kIo, source.where, ": negative external data offset ", offset);
+  if (length < 0) length = static_cast<int64_t>(expected);
+  KILN_CHECK(static_cast<size_t>(length) == expected, ErrorCode::kIo, source.where, ": external data length ",
+             length, " does not match the ", expected, " bytes its shape and type need");
+  KILN_CHECK(
+      static_cast<uint64_t>(offset) <= file_size && expected <= file_size - static_cast<uint64_t>(offset),
+      ErrorCode::kIo, source.where, ": external data file '", path.string(), "' has ", file_size,
+      " bytes, too few for ", expected, " bytes at offset ", offset);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(expected, '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), static_cast<std::streamsize>(expected));
+  KILN_CHECK(in.good() || expected == 0, ErrorCode::kIo, source.where, ": reading '", path.string(),
+             "' failed");
+  return bytes;
+}
+
+// Copies a typed repeated field into the tensor, converting each element to the tensor's type.
+template <class Field>
+void copy_field(const Field& field, Tensor& out, int64_t numel) {
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = out.data<T>();
+    for (int64_t i = 0; i < numel; ++i) {
+      if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+        // 16-bit floats are stored as their bit patterns in int32_data.
+        dst[i] = T::from_bits(static_cast<uint16_t>(field.Get(static_cast<int>(i))));
+      } else {
+        dst[i] = static_cast<T>(field.Get(static_cast<int>(i)));
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& source) {
+  const std::string& where = source.where;
+  DType dtype;
+  try {
+    dtype = dtype_from_onnx(proto.data_type());
+  } catch (const Error& e) {
+    raise(ErrorCode::kUnsupported, where, ": ", e.what());
+  }
+  KILN_CHECK(!proto.has_segment(), ErrorCode::kUnsupported, where, ": segmented tensors are not supported");
+  const Shape shape = shape_of(proto, where);
+  const int64_t numel = shape.numel();
+  const size_t item = dtype_size(dtype);
+  KILN_CHECK(static_cast<uint64_t>(numel) <= std::numeric_limits<size_t>::max() / item, ErrorCode::kIo, where,
+             ": shape ", shape, " is too large");
+  const size_t nbytes = static_cast<size_t>(numel) * item;
+
+  if (proto.data_location() == ::onnx::TensorProto::EXTERNAL) {
+    const std::string bytes = read_external(proto, source, nbytes);
+    Tensor out = Tensor::empty(shape, dtype);
+    if (nbytes != 0) std::memcpy(out.raw_data(), bytes.data(), nbytes);
+    return out;
+  }
+  if (proto.has_raw_data()) {
+    KILN_CHECK(proto.raw_data().size() == nbytes, ErrorCode::kIo, where, ": raw_data has ",
+               proto.raw_data().size(), " bytes, shape ", shape, " of ", dtype_name(dtype), " needs ",
+               nbytes);
+    Tensor out = Tensor::empty(shape, dtype);
+    if (nbytes != 0) std::memcpy(out.raw_data(), proto.raw_data().data(), nbytes);
+    return out;
+  }
+  // Typed fields: sizes are checked against the shape before the tensor is allocated.
+  const auto check_then_copy = [&](const auto& field, const char* field_name) {
+    KILN_CHECK(field.size() == numel, ErrorCode::kIo, where, ": ", field_name, " has ", field.size(),
+               " elements, shape ", shape, " needs ", numel);
+    Tensor out = Tensor::empty(shape, dtype);
+    copy_field(field, out, numel);
+    return out;
+  };
+  switch (dtype) {
+    case DType::kFloat32:
+      return check_then_copy(proto.float_data(), "float_data");
+    case DType::kFloat64:
+      return check_then_copy(proto.double_data(), "double_data");
+    case DType::kInt64:
+      return check_then_copy(proto.int64_data(), "int64_data");
+    default:
+      return check_then_copy(proto.int32_data(), "int32_data");
+  }
+}
+
+::onnx::TensorProto tensor_to_proto(const Tensor& tensor, const std::string& name) {
+  ::onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(dtype_to_onnx(tensor.dtype()));
+  for (int64_t d : tensor.shape().dims()) proto.add_dims(d);
+  const Tensor dense = tensor.contiguous();
+  proto.set_raw_data(std::string(static_cast<const char*>(dense.raw_data()), dense.nbytes()));
+  return proto;
+}
+
+Tensor load_tensor_pb(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  KILN_CHECK(in.good(), ErrorCode::kNotFound, "cannot open tensor file '", path, "'");
+  ::onnx::TensorProto proto;
+  KILN_CHECK(proto.ParseFromIstream(&in), ErrorCode::kIo, "'", path,
+             "' is not a serialized ONNX TensorProto");
+  const fs::path file(path);
+  return tensor_from_proto(proto, {file.parent_path().string(), "tensor file '" + path + "'"});
+}
+
+void save_tensor_pb(const std::string& path, const Tensor& tensor, const std::string& name) {
+  std::ofstream out(path, std::ios::binary);
+  KILN_CHECK(out.good() && tensor_to_proto(tensor, name).SerializeToOstream(&out), ErrorCode::kIo,
+             "cannot write tensor file '", path, "'");
+}
+
+}  // namespace kiln::onnx

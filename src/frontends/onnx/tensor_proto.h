@@ -1,0 +1,31 @@
+// ONNX TensorProto <-> kiln::Tensor: initializers, Constant values, the test data's .pb files.
+//
+// Reading never trusts the file: the element type must be one Kiln has, dims must be
+// non-negative with a product that fits, and the stored bytes (raw_data, the typed repeated
+// fields, or an external data file) must hold exactly that many elements; all of this is checked
+// before the tensor is allocated, so a declared size of terabytes is an error, not an allocation.
+#pragma once
+
+#include <string>
+
+#include "kiln/tensor.hpp"
+#include "onnx/onnx_pb.h"
+
+namespace kiln::onnx {
+
+// Where a tensor's external data may be read from: the model's folder. External locations
+// must be relative paths that stay inside it.
+struct TensorSource {
+  std::string base_dir;  // empty: external data is refused
+  std::string where;     // names the tensor in errors ("initializer 'conv1.weight'")
+};
+
+Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& source);
+// Always stores raw_data (little-endian, as ONNX specifies).
+::onnx::TensorProto tensor_to_proto(const Tensor& tensor, const std::string& name);
+
+// A serialized TensorProto file, as in the ONNX backend test data (input_0.pb, output_0.pb).
+Tensor load_tensor_pb(const std::string& path);
+void save_tensor_pb(const std::string& path, const Tensor& tensor, const std::string& name);
+
+}  // namespace kiln::onnx
