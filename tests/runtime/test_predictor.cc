@@ -14,26 +14,15 @@
 #include "apps/tools/mxnet_mlp.h"
 #include "kiln/predictor.hpp"
 #include "runtime_test_util.h"
+#include "test_support.h"
 
 namespace kiln::runtime {
 namespace {
 
 using namespace testing;
+using kiln::testing::expect_error;
+using kiln::testing::TempDir;
 namespace fs = std::filesystem;
-
-// Runs `fn`, expects a kiln::Error with `code` whose message holds every one of `parts`.
-template <class Fn>
-void expect_error(Fn&& fn, ErrorCode code, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected one containing '" << parts.front() << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    for (const std::string& part : parts)
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-          << "'" << part << "' not in: " << e.what();
-  }
-}
 
 void expect_near(const std::vector<Tensor>& got, const std::vector<Tensor>& want, float tolerance) {
   ASSERT_EQ(got.size(), want.size());
@@ -43,23 +32,6 @@ void expect_near(const std::vector<Tensor>& got, const std::vector<Tensor>& want
     for (size_t j = 0; j < a.size(); ++j) ASSERT_NEAR(a[j], b[j], tolerance) << "output " << i << " at " << j;
   }
 }
-
-// A directory of its own for each test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("kiln_predictor_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& file) const { return (path_ / file).string(); }
-
- private:
-  fs::path path_;
-};
 
 TEST(Predictor, MatchesTheReferenceForBatchesOneAndEight) {
   std::mt19937 rng(1);
