@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
-scripts/build.sh fuzz --target fuzz_npy fuzz_mxnet_params fuzz_mxnet_json
-for target in npy mxnet_params mxnet_json; do
+scripts/build.sh fuzz --target fuzz_npy fuzz_mxnet_params fuzz_mxnet_json fuzz_onnx_model
+for target in npy mxnet_params mxnet_json onnx_model; do
   work=build/fuzz/corpus-$target
   mkdir -p "$work"
   echo "fuzzing $target for ${seconds}s"
