@@ -26,9 +26,13 @@ std::string domain_label(const std::string& domain) {
   return domain.empty() ? "ai.onnx" : domain;
 }
 
-// The element type and shape a graph input or value_info declares; nullopt when the type is not
-// a tensor or the rank is unknown. A symbolic or missing dimension is a free dimension.
+// The element type and shape a graph input or value_info declares; nullopt when the type or the
+// rank is not given. A symbolic or missing dimension is a free dimension. A sequence, map,
+// optional or sparse value cannot be held in a Kiln Tensor: kUnsupported.
 std::optional<TensorInfo> declared_info(const ::onnx::ValueInfoProto& value, const std::string& where) {
+  KILN_CHECK(value.type().value_case() == ::onnx::TypeProto::VALUE_NOT_SET || value.type().has_tensor_type(),
+             ErrorCode::kUnsupported, where,
+             ": only tensors are supported, not sequences, maps, optionals or sparse tensors");
   if (!value.type().has_tensor_type()) return std::nullopt;
   const auto& tensor = value.type().tensor_type();
   if (tensor.elem_type() == ::onnx::TensorProto::UNDEFINED || !tensor.has_shape()) return std::nullopt;
@@ -186,6 +190,14 @@ class Importer {
   void read_opsets() {
     for (const auto& entry : model_.opset_import()) opsets_[domain_label(entry.domain())] = entry.version();
     auto it = opsets_.find("ai.onnx");
+    if (it == opsets_.end() && !opsets_.empty()) {
+      // A model of other domains only (ai.onnx.ml, training) is valid ONNX that Kiln cannot run.
+      std::string domains;
+      for (const auto& [domain, version] : opsets_)
+        domains += (domains.empty() ? "" : ", ") + domain + " " + std::to_string(version);
+      raise(ErrorCode::kUnsupported, where_, ": uses only the domains ", domains,
+            ", which Kiln does not support (it declares no opset for the default domain)");
+    }
     KILN_CHECK(it != opsets_.end(), ErrorCode::kIo, where_, ": declares no opset for the default domain");
     opset_ = static_cast<int>(it->second);
     KILN_CHECK(opset_ >= kOldestOpset && opset_ <= kNewestOpset, ErrorCode::kUnsupported, where_, ": opset ",
