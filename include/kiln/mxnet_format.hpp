@@ -32,6 +32,8 @@ struct NamedTensors {
 // records and in a variable's __dtype__ attribute. Flags Kiln lacks (int16, uint16, uint32,
 // uint64) give kUnsupported, unknown flags kIo; `where` names the place in errors.
 DType dtype_from_mxnet_flag(int64_t flag, const std::string& where);
+// The mshadow type flag of a Kiln dtype (every Kiln dtype has one).
+int32_t mxnet_flag_from_dtype(DType dtype);
 
 NamedTensors read_params(std::istream& in, const std::string& source);
 NamedTensors load_params(const std::string& path);

@@ -75,8 +75,8 @@ class Symbol {
   std::string tojson() const;
   void save(const std::string& path) const;
 
-  // Allocates every argument and auxiliary state (zeros) with the inferred shapes; the arrays
-  // named in `shapes` are the executor's inputs, the rest its parameters.
+  // Allocates every argument and auxiliary state (zeros) with the inferred shapes (`shapes`
+  // usually names the data arrays; the parameters' shapes are inferred from them).
   Executor simple_bind(Device device, const std::map<std::string, Shape>& shapes) const;
 
  private:
@@ -93,12 +93,19 @@ Symbol operator*(const Symbol& a, double b);
 Symbol operator/(const Symbol& a, double b);
 
 // A bound symbol: arrays for every argument and auxiliary state, and the outputs of the last
-// forward. forward() imports the symbol into a Graph with the current parameter values as
-// constants and the bound inputs as graph inputs, compiles it with the runtime and runs it.
+// forward. The first forward imports the symbol into a Graph whose inputs are all the arrays
+// (data and parameters alike) and compiles it; later forwards reuse that plan, feeding the arrays'
+// current values, until an array's shape or dtype changes, which compiles again. A copy of an
+// Executor compiles its own plan when it first runs.
 class Executor {
  public:
   Executor(Symbol symbol, Device device, std::map<std::string, NDArray> args,
-           std::map<std::string, NDArray> aux, std::vector<std::string> input_names);
+           std::map<std::string, NDArray> aux);
+  Executor(const Executor& other);
+  Executor& operator=(const Executor& other);
+  Executor(Executor&&) noexcept;
+  Executor& operator=(Executor&&) noexcept;
+  ~Executor();
 
   std::map<std::string, NDArray>& arg_dict() { return args_; }
   std::map<std::string, NDArray>& aux_dict() { return aux_; }
@@ -108,11 +115,12 @@ class Executor {
   const std::vector<NDArray>& outputs() const { return outputs_; }
 
  private:
+  struct Compiled;  // the imported graph's plan for one signature of array shapes and dtypes
   Symbol symbol_;
   Device device_;
   std::map<std::string, NDArray> args_, aux_;
-  std::vector<std::string> input_names_;
   std::vector<NDArray> outputs_;
+  std::unique_ptr<Compiled> compiled_;
 };
 
 namespace sym {

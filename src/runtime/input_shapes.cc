@@ -31,10 +31,11 @@ graph::Graph bind_input_shapes(const graph::Graph& source, const std::map<std::s
                "' (the inputs are ", names.empty() ? std::string("none") : names, ")");
     KILN_CHECK(!input->is_constant(), ErrorCode::kInvalidArgument, where, ": input '", name,
                "' has an initializer, so its shape is fixed at ", input->info->shape);
-    KILN_CHECK(input->info.has_value(), ErrorCode::kInvalidArgument, where, ": input '", name,
-               "' has no declared dtype; declare it when adding the input");
     KILN_CHECK(shape.is_known(), ErrorCode::kInvalidArgument, where, ": input '", name, "': the given shape ",
                shape, " is not concrete");
+    // An input declared without a type (an MXNet variable with neither __shape__ nor __dtype__)
+    // takes float32, MXNet's default element type.
+    if (!input->info) input->info = ops::TensorInfo{DType::kFloat32, shape};
     KILN_CHECK(fits(input->info->shape, shape), ErrorCode::kShapeMismatch, where, ": input '", name,
                "': expected ", input->info->shape, ", got ", shape);
     input->info->shape = shape;

@@ -65,5 +65,6 @@ using ConverterTable = std::map<std::string, Converter>;
 
 void add_nn_converters(ConverterTable& table);      // convert_nn.cc
 void add_tensor_converters(ConverterTable& table);  // convert_tensor.cc
+void add_kiln_converters(ConverterTable& table);    // convert_kiln.cc: `_kiln_<Op>` for every Kiln op
 
 }  // namespace kiln::mxnet

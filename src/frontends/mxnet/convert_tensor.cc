@@ -1,8 +1,10 @@
 // Converters for MXNet's tensor ops: elementwise and broadcast arithmetic, scalar arithmetic,
-// Flatten, Concat, Reshape, transpose, clip, split, slice_axis, expand_dims, squeeze,
-// reductions, identities, add_n and Cast.
+// Flatten, Concat, Reshape, transpose, dot, batch_dot, clip, split, slice_axis, expand_dims,
+// squeeze, reductions, identities, add_n and Cast.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 
 #include "frontends/mxnet/convert.h"
 #include "frontends/mxnet/import.h"
@@ -51,9 +53,47 @@ void reshape(ConvertContext& ctx) {
   if (a.has("target_shape") && !a.get_ints("target_shape").empty())
     ctx.unsupported("target_shape (deprecated)");
   const std::vector<int64_t> spec = a.require_ints("shape");
+  // 0 (copy a dimension) and -1 (infer one) mean the same in ONNX's Reshape, which then needs no
+  // input shape; the other special values are resolved against the input's shape.
+  const Value* x = ctx.input(0);
+  const bool onnx_values = std::all_of(spec.begin(), spec.end(), [](int64_t d) { return d >= -1; });
+  if (onnx_values && !a.get_bool("reverse", false) && (!x->info || !x->info->shape.is_known()))
+    return ctx.set_output(ctx.add("Reshape", {ctx.input(0), ctx.ints(spec, "shape")}));
   const Shape in = ctx.input_shape(0, "Reshape's special values");
   const std::vector<int64_t> shape = resolve_reshape(in, spec, a.get_bool("reverse", false), ctx.label());
   ctx.set_output(ctx.add("Reshape", {ctx.input(0), ctx.ints(shape, "shape")}));
+}
+
+// Swaps the last two axes of input i (for the transpose_a / transpose_b flags).
+Value* transposed_last_two(ConvertContext& ctx, int i, const std::string& suffix) {
+  const int rank = ctx.input_rank(i, "transpose_a/transpose_b");
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return ctx.add("Transpose", {ctx.input(i)}, {{"perm", perm}}, suffix);
+}
+
+// dot contracts the last axis of A with the first of B: MatMul when B is 2-D, or 1-D while A is
+// not (MXNet gives a 1-D by 1-D dot the shape (1,)). Transposes apply to 2-D inputs only.
+void dot(ConvertContext& ctx) {
+  const MxnetAttrs& a = ctx.attrs();
+  const bool ta = a.get_bool("transpose_a", false), tb = a.get_bool("transpose_b", false);
+  const int rb = ctx.input_rank(1, "dot (MatMul only when B is 1-D or 2-D)");
+  if (rb > 2) ctx.unsupported("B of rank " + std::to_string(rb) + " (dot contracts its first axis)");
+  if (rb == 1 && ctx.input_rank(0, "dot of a 1-D B") < 2) ctx.unsupported("a 1-D by 1-D dot");
+  if ((ta || tb) && (ctx.input_rank(0, "dot's transpose_a") != 2 || rb != 2))
+    ctx.unsupported("transpose_a/transpose_b with inputs that are not 2-D");
+  Value* x = ta ? transposed_last_two(ctx, 0, "a_t") : ctx.input(0);
+  Value* y = tb ? transposed_last_two(ctx, 1, "b_t") : ctx.input(1);
+  ctx.set_output(ctx.add("MatMul", {x, y}));
+}
+
+// batch_dot multiplies matching matrices of two arrays with equal batch dimensions: MatMul.
+void batch_dot(ConvertContext& ctx) {
+  const MxnetAttrs& a = ctx.attrs();
+  Value* x = a.get_bool("transpose_a", false) ? transposed_last_two(ctx, 0, "a_t") : ctx.input(0);
+  Value* y = a.get_bool("transpose_b", false) ? transposed_last_two(ctx, 1, "b_t") : ctx.input(1);
+  ctx.set_output(ctx.add("MatMul", {x, y}));
 }
 
 void transpose(ConvertContext& ctx) {
@@ -158,6 +198,8 @@ void add_tensor_converters(ConverterTable& t) {
   t["add_n"] = t["ElementWiseSum"] = add_n;
   t["Reshape"] = t["reshape"] = reshape;
   t["transpose"] = transpose;
+  t["dot"] = dot;
+  t["batch_dot"] = batch_dot;
   t["clip"] = clip;
   t["SliceChannel"] = t["split"] = split;
   t["slice_axis"] = slice_axis;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "frontends/mxnet/convert.h"
+#include "frontends/mxnet/export.h"
 #include "kiln/error.hpp"
 
 namespace kiln::mxnet {
@@ -17,6 +18,7 @@ const ConverterTable& converters() {
     ConverterTable t;
     add_nn_converters(t);
     add_tensor_converters(t);
+    add_kiln_converters(t);
     return t;
   }();
   return table;
@@ -224,6 +226,10 @@ graph::Graph import_symbol(const MxnetSymbol& symbol, const NamedTensors& params
 }
 
 int num_visible_outputs(const MxnetSymbol::Node& node) {
+  if (node.op.rfind(kKilnOpPrefix, 0) == 0) {
+    const MxnetAttrs attrs(node.attrs, node.op + " '" + node.name + "'");
+    return static_cast<int>(attrs.get_int(kNumOutputsAttr, 1));
+  }
   if (node.op == "SliceChannel" || node.op == "split") {
     const MxnetAttrs attrs(node.attrs, node.op + " '" + node.name + "'");
     return static_cast<int>(attrs.require_int("num_outputs"));

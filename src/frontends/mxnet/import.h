@@ -10,7 +10,9 @@
 // Variables found in `params` (named `arg:NAME`, `aux:NAME` or plain `NAME`) become initializers;
 // the other variables the outputs depend on become graph inputs, with the shape from
 // `input_shapes`, else from the variable's `__shape__` attribute, else unknown (bound later with
-// runtime::bind_input_shapes). Graph outputs carry MXNet's names: `NAME_output`, or
+// runtime::bind_input_shapes, which then takes float32; a `__dtype__` other than float32 is only
+// kept for an input whose shape is given). Nodes written by Kiln's exporter as `_kiln_<Op>` come
+// back as the Kiln op (see export.h). Graph outputs carry MXNet's names: `NAME_output`, or
 // `NAME_output0`, `NAME_output1`, ... for nodes with several outputs.
 //
 // Every node that cannot be imported (an op Kiln does not have, an attribute value it does not

@@ -36,30 +36,6 @@ constexpr uint32_t kMagicV3 = 0xF993faca;
 constexpr int32_t kDefaultStorage = 0;
 constexpr int32_t kCpuDevType = 1;
 
-int32_t flag_from_dtype(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return 0;
-    case DType::kFloat64:
-      return 1;
-    case DType::kFloat16:
-      return 2;
-    case DType::kUInt8:
-      return 3;
-    case DType::kInt32:
-      return 4;
-    case DType::kInt8:
-      return 5;
-    case DType::kInt64:
-      return 6;
-    case DType::kBool:
-      return 7;
-    case DType::kBFloat16:
-      return 12;
-  }
-  raise(ErrorCode::kInternal, "mxnet params: no type flag for dtype ", static_cast<int>(dtype));
-}
-
 // Reads little-endian fields and refuses any size the remaining bytes cannot back, so a
 // corrupt count or shape never turns into a large allocation.
 class Reader {
@@ -198,11 +174,35 @@ void write_array(std::ostream& out, const Tensor& tensor, bool numpy_shape) {
   for (const int64_t d : t.shape()) put<int64_t>(out, d);
   put<int32_t>(out, kCpuDevType);
   put<int32_t>(out, 0);
-  put<int32_t>(out, flag_from_dtype(t.dtype()));
+  put<int32_t>(out, mxnet_flag_from_dtype(t.dtype()));
   if (t.nbytes()) out.write(static_cast<const char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()));
 }
 
 }  // namespace
+
+int32_t mxnet_flag_from_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return 0;
+    case DType::kFloat64:
+      return 1;
+    case DType::kFloat16:
+      return 2;
+    case DType::kUInt8:
+      return 3;
+    case DType::kInt32:
+      return 4;
+    case DType::kInt8:
+      return 5;
+    case DType::kInt64:
+      return 6;
+    case DType::kBool:
+      return 7;
+    case DType::kBFloat16:
+      return 12;
+  }
+  raise(ErrorCode::kInternal, "mxnet: no type flag for dtype ", static_cast<int>(dtype));
+}
 
 // mshadow type flags. Codes 8-11 (int16, uint16, uint32, uint64) are valid MXNet types that Kiln lacks.
 DType dtype_from_mxnet_flag(int64_t flag, const std::string& where) {

@@ -1,0 +1,91 @@
+// Running MXNet graphs: the Symbol API's Executor (one compiled plan reused across forwards, fed
+// the arrays' current values) and inputs imported without a type, which bind as float32.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "frontends/mxnet/import.h"
+#include "kiln/error.hpp"
+#include "kiln/predictor.hpp"
+#include "kiln/symbol.hpp"
+#include "runtime/executor.h"
+#include "runtime/plan.h"
+
+namespace kiln {
+namespace {
+
+ErrorCode code_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return ErrorCode::kInternal;
+}
+
+// relu(data) -> FullyConnected with 2 outputs: y = relu(x) W^T + b.
+Symbol relu_fc() {
+  return sym::FullyConnected(sym::Activation(Symbol::Variable("data"), "relu"), 2, false, true, "fc");
+}
+
+TEST(MxnetExecutor, ForwardsReadTheArraysCurrentValues) {
+  Executor exe = relu_fc().simple_bind(cpu(), {{"data", Shape{1, 3}}});
+  exe.arg_dict()["data"] = nd::array<float>({-1, 2, 3}, Shape{1, 3});
+  exe.arg_dict()["fc_weight"] = nd::array<float>({1, 1, 1, 0, 0, 1}, Shape{2, 3});
+  exe.arg_dict()["fc_bias"] = nd::array<float>({0.5f, 0}, Shape{2});
+  exe.forward(false);
+  EXPECT_EQ(exe.outputs()[0].to_vector<float>(), (std::vector<float>{5.5f, 3.0f}));
+
+  // Weights changed in place, then replaced: each forward uses what the arrays hold now.
+  exe.arg_dict()["fc_weight"] += 1.0;  // W = [[2, 2, 2], [1, 1, 2]]
+  exe.forward(false);
+  EXPECT_EQ(exe.outputs()[0].to_vector<float>(), (std::vector<float>{10.5f, 8.0f}));
+  exe.arg_dict()["fc_bias"] = nd::array<float>({0, -1}, Shape{2});
+  exe.forward(false);
+  EXPECT_EQ(exe.outputs()[0].to_vector<float>(), (std::vector<float>{10.0f, 7.0f}));
+
+  // A new batch size compiles a new plan.
+  exe.arg_dict()["data"] = nd::array<float>({-1, 2, 3, 1, 0, 0}, Shape{2, 3});
+  exe.forward(false);
+  EXPECT_EQ(exe.outputs()[0].shape(), (Shape{2, 2}));
+  EXPECT_EQ(exe.outputs()[0].to_vector<float>(), (std::vector<float>{10.0f, 7.0f, 2.0f, 0.0f}));
+
+  // A copy has its own arrays (sharing their data) and its own plan.
+  Executor copy = exe;
+  copy.arg_dict()["fc_bias"] = nd::array<float>({1, 1}, Shape{2});
+  copy.forward(false);
+  exe.forward(false);
+  EXPECT_EQ(copy.outputs()[0].to_vector<float>(), (std::vector<float>{11.0f, 9.0f, 3.0f, 2.0f}));
+  EXPECT_EQ(exe.outputs()[0].to_vector<float>(), (std::vector<float>{10.0f, 7.0f, 2.0f, 0.0f}));
+
+  EXPECT_EQ(code_of([&] { exe.forward(true); }), ErrorCode::kUnsupported);
+  exe.arg_dict().erase("fc_bias");
+  EXPECT_EQ(code_of([&] { exe.forward(false); }), ErrorCode::kNotFound);
+}
+
+TEST(MxnetImport, InputsWithoutAShapeBindAsFloat32) {
+  const mxnet::NamedTensors params{{"arg:fc_weight", "arg:fc_bias"},
+                                   {Tensor::from_vector(std::vector<float>{1, 1, 1, 0, 0, 1}, Shape{2, 3}),
+                                    Tensor::from_vector(std::vector<float>{0.5f, 0}, Shape{2})}};
+  graph::Graph g = mxnet::import_symbol(relu_fc().to_mxnet(), params, "net");
+  ASSERT_EQ(g.inputs().size(), 1u);
+  EXPECT_FALSE(g.inputs()[0]->info.has_value());  // neither __shape__ nor __dtype__
+
+  // What `kiln info --shape data=1,3` does.
+  const graph::Graph bound = runtime::bind_input_shapes(g, {{"data", Shape{1, 3}}});
+  EXPECT_EQ(bound.inputs()[0]->info->dtype, DType::kFloat32);
+  EXPECT_EQ(bound.outputs()[0]->info->shape, (Shape{1, 2}));
+  runtime::Executor exec(runtime::compile(bound));
+  const Tensor x = Tensor::from_vector(std::vector<float>{-1, 2, 3}, Shape{1, 3});
+  EXPECT_EQ(exec.run({x})[0].to_vector<float>(), (std::vector<float>{5.5f, 3.0f}));
+  EXPECT_EQ(Predictor(std::move(g)).predict({x})[0].to_vector<float>(), (std::vector<float>{5.5f, 3.0f}));
+
+  // A declared __dtype__ is kept where the shape is known.
+  const Symbol idx = Symbol::Variable("idx", {{"__dtype__", "4"}, {"__shape__", "(2,)"}});
+  const graph::Graph typed =
+      mxnet::import_symbol(Symbol::Create("_copy", {idx}, {}, "c").to_mxnet(), {}, "t");
+  EXPECT_EQ(typed.inputs()[0]->info->dtype, DType::kInt32);
+}
+
+}  // namespace
+}  // namespace kiln
