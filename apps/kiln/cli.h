@@ -25,10 +25,11 @@ struct ModelArgs {
   std::string model;
   int epoch = -1;
   std::string opt_level;
+  std::string kernels = "fast";
   int threads = 0;
 };
 
-// Adds MODEL, --epoch, --opt-level (default `default_opt_level`) and --threads to `command`.
+// Adds MODEL, --epoch, --opt-level (default `default_opt_level`), --kernels and --threads to `command`.
 void add_model_args(CLI::App* command, ModelArgs& args, const std::string& default_opt_level);
 Predictor load_model(const ModelArgs& args);
 
@@ -51,5 +52,6 @@ void add_info_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -81,7 +81,8 @@ void info(const InfoArgs& args) {
     j["flops"] = flops ? nlohmann::json(flops->total) : nlohmann::json(nullptr);
     if (flops) j["flops_by_op"] = flops->by_op;
     if (memory)
-      j["activation_memory"] = {{"planned_bytes", memory->planned_bytes}, {"naive_bytes", memory->naive_bytes}};
+      j["activation_memory"] = {{"planned_bytes", memory->planned_bytes},
+                                {"naive_bytes", memory->naive_bytes}};
     std::cout << j.dump(2) << "\n";
     return;
   }

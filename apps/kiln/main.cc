@@ -1,5 +1,5 @@
-// kiln: inspect, run, benchmark and profile models from the command line.
-//   kiln info MODEL | run MODEL --input NAME=FILE.npy | bench MODEL | profile MODEL
+// kiln: inspect, run, benchmark, profile and convert models from the command line.
+//   kiln info MODEL | run MODEL --input NAME=FILE.npy | bench MODEL | profile MODEL | convert IN OUT
 // Failures print "kiln: error: <message>" and exit 1; usage errors exit 2.
 #include <iostream>
 
@@ -7,12 +7,15 @@
 #include "kiln/error.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"kiln: inspect, run, benchmark and profile models (MXNet -symbol.json + .params)", "kiln"};
+  CLI::App app{
+      "kiln: inspect, run, benchmark, profile and convert models (MXNet -symbol.json + .params, .onnx)",
+      "kiln"};
   app.require_subcommand(1);
   kiln::cli::add_info_command(app);
   kiln::cli::add_run_command(app);
   kiln::cli::add_bench_command(app);
   kiln::cli::add_profile_command(app);
+  kiln::cli::add_convert_command(app);
   try {
     app.parse(argc, argv);  // the chosen subcommand runs inside parse()
   } catch (const CLI::ParseError& e) {

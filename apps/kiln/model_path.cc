@@ -13,13 +13,17 @@ void add_model_args(CLI::App* command, ModelArgs& args, const std::string& defau
   command->add_option("--opt-level", args.opt_level, "graph optimization: none, basic or all")
       ->capture_default_str()
       ->check(CLI::IsMember({"none", "basic", "all"}));
+  command->add_option("--kernels", args.kernels, "fast (oneDNN where it applies) or reference")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fast", "reference"}));
   command->add_option("--threads", args.threads, "threads each op may use (default: all cores)")
       ->check(CLI::NonNegativeNumber);
 }
 
 Predictor load_model(const ModelArgs& args) {
-  return Predictor::load(args.model,
-                         {.threads = args.threads, .opt_level = args.opt_level, .epoch = args.epoch});
+  return Predictor::load(
+      args.model,
+      {.threads = args.threads, .opt_level = args.opt_level, .kernels = args.kernels, .epoch = args.epoch});
 }
 
 namespace {

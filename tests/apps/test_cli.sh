@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The kiln command line end to end on a small MXNet MLP: info (text and JSON), run (outputs equal
-# the Predictor's), bench --json fields, profile's Chrome trace, and exit statuses for errors.
+# the Predictor's), bench --json fields, profile's Chrome trace, convert (MXNet <-> ONNX, --simplify
+# on ONNX models written here), and exit statuses for errors.
 # Usage: test_cli.sh KILN MAKE_MLP_MODEL PYTHON WORKDIR
 set -euo pipefail
 kiln=$1 make_model=$2 python=$3 dir=$4
@@ -80,4 +81,83 @@ expect_status 2 "$kiln" bench "$dir/mlp-symbol.json" --iters 0
 expect_status 2 "$kiln" info "$dir/mlp-symbol.json" --shape data=4,x
 expect_status 2 "$kiln" bench "$dir/mlp-symbol.json" --shape nosuch=1,2
 expect_status 0 "$kiln" --help
+
+# convert: MXNet -> ONNX -> MXNet, each written model gives the Predictor's output
+"$kiln" convert "$dir/mlp" "$dir/mlp.onnx" --epoch 1 >"$dir/convert.txt"
+grep -q "wrote $dir/mlp.onnx (ONNX opset 17)" "$dir/convert.txt" || fail "convert: no 'wrote' line"
+"$kiln" convert "$dir/mlp.onnx" "$dir/back-symbol.json" >/dev/null
+[ -f "$dir/back-0000.params" ] || fail "convert: no back-0000.params"
+"$kiln" run "$dir/mlp.onnx" --input data="$dir/x.npy" --output-dir "$dir/out_onnx" >/dev/null
+"$kiln" run "$dir/back" --input data="$dir/x.npy" --output-dir "$dir/out_back" >/dev/null
+"$python" - "$dir" <<'PY'
+import glob, numpy as np, onnx, sys
+d = sys.argv[1]
+onnx.checker.check_model(onnx.load(d + "/mlp.onnx"), full_check=True)
+want = np.load(d + "/reference.npy")
+for out in ("out_onnx", "out_back"):
+    files = glob.glob(f"{d}/{out}/*.npy")
+    assert len(files) == 1, files
+    got = np.load(files[0])
+    assert got.shape == want.shape and np.array_equal(got, want), (out, got, want)
+PY
+
+# convert --simplify folds shape arithmetic (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) once
+# the input shape is fixed; with the batch free it cannot
+"$python" - "$dir" <<'PY'
+import numpy as np, onnx, sys
+from onnx import TensorProto, helper, numpy_helper
+n = helper.make_node
+nodes = [n("Shape", ["x"], ["shape"]), n("Gather", ["shape", "zero"], ["batch"]),
+         n("Unsqueeze", ["batch", "zero_axis"], ["batch1"]),
+         n("Concat", ["batch1", "rest"], ["target"], axis=0),
+         n("Reshape", ["x", "target"], ["flat"]), n("Relu", ["flat"], ["y"])]
+inits = [numpy_helper.from_array(np.array(v, np.int64), k)
+         for k, v in [("zero", 0), ("zero_axis", [0]), ("rest", [20])]]
+graph = helper.make_graph(nodes, "shape_arith",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 20])], inits)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+onnx.save(model, sys.argv[1] + "/shape_arith.onnx")
+np.save(sys.argv[1] + "/x3.npy", np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32))
+PY
+"$kiln" convert "$dir/shape_arith.onnx" "$dir/free.onnx" --simplify >"$dir/convert.txt"
+grep -q "simplify: 6 -> 6 nodes" "$dir/convert.txt" || fail "convert: the free batch was folded"
+"$kiln" convert "$dir/shape_arith.onnx" "$dir/fixed.onnx" --simplify --shape x=3,4,5 >"$dir/convert.txt"
+grep -q "simplify: 6 -> 2 nodes" "$dir/convert.txt" || fail "convert: the shape arithmetic was not folded"
+grep -q "wrote $dir/fixed.onnx (ONNX opset 17): 2 nodes" "$dir/convert.txt" || fail "convert: node count"
+"$kiln" run "$dir/fixed.onnx" --input x="$dir/x3.npy" --output-dir "$dir/out_fixed" >/dev/null
+"$python" - "$dir" <<'PY'
+import numpy as np, onnx, onnxruntime as ort, sys
+d = sys.argv[1]
+m = onnx.load(d + "/fixed.onnx")
+assert [node.op_type for node in m.graph.node] == ["Reshape", "Relu"], m.graph.node
+assert [dim.dim_value for dim in m.graph.input[0].type.tensor_type.shape.dim] == [3, 4, 5]
+x = np.load(d + "/x3.npy")
+want = np.maximum(x.reshape(3, 20), 0)
+assert np.array_equal(np.load(d + "/out_fixed/y.npy"), want)
+for model in ("shape_arith", "free", "fixed"):
+    got = ort.InferenceSession(f"{d}/{model}.onnx", providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert np.array_equal(got, want), model
+PY
+
+# convert errors: failures exit 1, usage errors 2
+"$python" - "$dir" <<'PY'
+import onnx, sys
+from onnx import TensorProto, helper
+graph = helper.make_graph([helper.make_node("Gelu", ["x"], ["y"], name="gelu")], "gelu",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), sys.argv[1] + "/gelu.onnx")
+PY
+expect_status 1 "$kiln" convert "$dir/gelu.onnx" "$dir/gelu17.onnx" --opset 17
+grep -q "Gelu 'gelu': Gelu needs opset 20" "$dir/err.txt" || fail "convert: the refusal names no node"
+expect_status 1 "$kiln" convert "$dir/missing.onnx" "$dir/out.onnx"
+expect_status 1 "$kiln" convert "$dir/shape_arith.onnx" "$dir/out.onnx" --shape nosuch=1,2
+grep -q "'nosuch'" "$dir/err.txt" || fail "convert: the --shape error does not name the input"
+expect_status 1 "$kiln" convert "$dir/shape_arith.onnx" "$dir/out.onnx" --shape x=3,4,6
+grep -q "input 'x': expected (?, 4, 5), got (3, 4, 6)" "$dir/err.txt" || fail "convert: --shape mismatch"
+expect_status 1 "$kiln" convert "$dir/mlp.onnx" "$dir/no/such/folder/out.onnx"
+expect_status 2 "$kiln" convert "$dir/mlp.onnx" "$dir/out.onnx" --opset 12
+expect_status 2 "$kiln" convert "$dir/mlp.onnx" "$dir/back2" --opset 17
+expect_status 2 "$kiln" convert "$dir/mlp.onnx"
 echo "kiln command line: all checks passed"

@@ -1,0 +1,261 @@
+// The ONNX exporter: Graph -> ModelProto. See export.h for what is written and how problems are
+// reported.
+#include "frontends/onnx/export.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "frontends/onnx/opset_downgrade.h"
+#include "frontends/onnx/probe_types.h"
+#include "frontends/onnx/tensor_proto.h"
+#include "kiln/error.hpp"
+#include "kiln/version.hpp"
+
+namespace kiln::onnx {
+namespace {
+
+// The IR version of the ONNX release that introduced each opset (onnx.helper.VERSION_TABLE):
+// the oldest that a runtime reading the opset must understand.
+int64_t ir_version_for(int opset) {
+  if (opset <= 14) return 7;
+  if (opset <= 18) return 8;
+  if (opset <= 20) return 9;
+  if (opset <= 22) return 10;
+  if (opset == 23) return 11;
+  if (opset == 24) return 12;
+  if (opset <= 27) return 13;
+  return 14;
+}
+
+// The attribute as the op's schema declares its type (callers may have given 1 for 1.0).
+AttrValue as_declared(const graph::Node& node, const std::string& name, const AttrValue& value) {
+  for (const auto& spec : node.schema().attrs()) {
+    if (spec.name == name) return value.coerced_to(spec.type, node.label() + ": attribute " + name);
+  }
+  return value;
+}
+
+void write_attribute(::onnx::AttributeProto* proto, const std::string& name, const AttrValue& value) {
+  proto->set_name(name);
+  std::visit(
+      [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, int64_t>) {
+          proto->set_type(::onnx::AttributeProto::INT);
+          proto->set_i(v);
+        } else if constexpr (std::is_same_v<V, double>) {
+          proto->set_type(::onnx::AttributeProto::FLOAT);
+          proto->set_f(static_cast<float>(v));
+        } else if constexpr (std::is_same_v<V, std::string>) {
+          proto->set_type(::onnx::AttributeProto::STRING);
+          proto->set_s(v);
+        } else if constexpr (std::is_same_v<V, std::vector<int64_t>>) {
+          proto->set_type(::onnx::AttributeProto::INTS);
+          for (int64_t x : v) proto->add_ints(x);
+        } else if constexpr (std::is_same_v<V, std::vector<double>>) {
+          proto->set_type(::onnx::AttributeProto::FLOATS);
+          for (double x : v) proto->add_floats(static_cast<float>(x));
+        } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+          proto->set_type(::onnx::AttributeProto::STRINGS);
+          for (const std::string& x : v) proto->add_strings(x);
+        } else {
+          proto->set_type(::onnx::AttributeProto::TENSOR);
+          *proto->mutable_t() = tensor_to_proto(v, "");
+        }
+      },
+      value.variant());
+}
+
+// A tensor type; a free dimension gets `free_dim_name(axis)`, or stays unnamed when that is empty.
+template <class NameFn>
+void write_type(::onnx::ValueInfoProto* proto, DType dtype, const std::optional<Shape>& shape,
+                NameFn free_dim_name) {
+  auto* tensor = proto->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(dtype_to_onnx(dtype));
+  if (!shape) return;
+  auto* dims = tensor->mutable_shape();
+  for (int axis = 0; axis < shape->ndim(); ++axis) {
+    auto* dim = dims->add_dim();
+    if ((*shape)[axis] >= 0) {
+      dim->set_dim_value((*shape)[axis]);
+    } else if (const std::string name = free_dim_name(axis); !name.empty()) {
+      dim->set_dim_param(name);
+    }
+  }
+}
+
+std::string no_name(int) {
+  return "";
+}
+
+class Exporter {
+ public:
+  Exporter(const graph::Graph& graph, const ExportOptions& options)
+      : graph_(graph.clone()), opset_(options.opset), where_("exporting graph '" + graph.name + "'") {}
+
+  ::onnx::ModelProto run() {
+    KILN_CHECK(opset_ >= kOldestExportOpset && opset_ <= kNewestOpset, ErrorCode::kInvalidArgument, where_,
+               ": opset ", opset_, " is outside the opsets Kiln exports (", kOldestExportOpset, " to ",
+               kNewestOpset, ")");
+    try {
+      graph_.infer_shapes(/*allow_unknown=*/true);
+      infer_unknown_types_by_probing(graph_);
+    } catch (const Error& e) {
+      throw Error(e.code(), where_ + ": " + e.what());
+    }
+    const std::vector<graph::Node*> order = graph_.topological_order();
+    std::vector<std::string> problems;
+    for (graph::Node* node : order) {
+      try {
+        nodes_.push_back(downgraded(*node));
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kUnsupported) throw Error(e.code(), where_ + ": " + e.what());
+        problems.push_back(e.what());
+      }
+    }
+    if (!problems.empty()) {
+      std::ostringstream msg;
+      msg << where_ << " to ONNX opset " << opset_ << ": " << problems.size()
+          << (problems.size() == 1 ? " node cannot" : " nodes cannot") << " be written:";
+      for (const auto& p : problems) msg << "\n  " << p;
+      raise(ErrorCode::kUnsupported, msg.str());
+    }
+    omit_unused_optional_outputs(order);
+
+    ::onnx::ModelProto model;
+    model.set_ir_version(ir_version_for(opset_));
+    model.set_producer_name("kiln");
+    model.set_producer_version(kVersion);
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(opset_);
+    write_graph(model.mutable_graph());
+    return model;
+  }
+
+ private:
+  ExportedNode downgraded(const graph::Node& node) {
+    ExportedNode out{node.op, node.name, {}, node.inputs, node.outputs};
+    for (const auto& [name, value] : node.attrs) out.attrs.emplace(name, as_declared(node, name, value));
+    DowngradeContext ctx(graph_, out, opset_);
+    downgrade_to_opset(ctx);
+    return out;
+  }
+
+  // Optional outputs nothing reads (BatchNormalization's running statistics, Dropout's mask) are
+  // left out: older opsets do not allow some of them outside training.
+  void omit_unused_optional_outputs(const std::vector<graph::Node*>& order) {
+    std::set<const graph::Value*> read(graph_.outputs().begin(), graph_.outputs().end());
+    for (const ExportedNode& node : nodes_) read.insert(node.inputs.begin(), node.inputs.end());
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      const auto& specs = order[n]->schema().outputs();
+      auto& outputs = nodes_[n].outputs;
+      for (size_t i = 0; i < outputs.size() && i < specs.size(); ++i) {
+        if (specs[i].arity == ops::Arity::kOptional && !read.count(outputs[i])) outputs[i] = nullptr;
+      }
+      while (!outputs.empty() && outputs.back() == nullptr) outputs.pop_back();
+    }
+  }
+
+  void write_graph(::onnx::GraphProto* g) {
+    g->set_name(graph_.name.empty() ? "kiln" : graph_.name);
+    // Inputs sharing a dim_param promise ONNX Runtime equal sizes (it plans buffer reuse by them),
+    // and Kiln no longer knows which free dimensions are equal: each gets its own name, except that
+    // a free first axis is "N" when only one input has one.
+    const auto& inputs = graph_.inputs();
+    const auto free_first_axis = [](const graph::Value* v) {
+      return v->info && v->info->shape.ndim() > 0 && v->info->shape[0] < 0;
+    };
+    const bool one_batch = std::count_if(inputs.begin(), inputs.end(), free_first_axis) == 1;
+    for (const graph::Value* v : inputs) {
+      auto* input = g->add_input();
+      input->set_name(v->name);
+      const auto free_dim = [&](int axis) {
+        return axis == 0 && one_batch ? std::string("N") : v->name + "_dim" + std::to_string(axis);
+      };
+      // An input no declaration or inference typed is taken as float32, MXNet's default.
+      write_type(input, v->info ? v->info->dtype : DType::kFloat32,
+                 v->info ? std::optional<Shape>(v->info->shape) : std::nullopt, free_dim);
+    }
+    std::set<const graph::Value*> outputs(graph_.outputs().begin(), graph_.outputs().end());
+    std::set<const graph::Value*> written_constants;
+    for (const graph::Value* v : graph_.outputs()) {
+      // An initializer that is a graph output is produced by a Constant node, as ONNX requires
+      // graph outputs to be computed.
+      if (v->is_constant() && written_constants.insert(v).second) {
+        auto* node = g->add_node();
+        node->set_op_type("Constant");
+        node->set_name(v->name + "/constant");
+        node->add_output(v->name);
+        write_attribute(node->add_attribute(), "value", v->constant);
+      }
+    }
+    for (const graph::Value* v : graph_.inputs()) {
+      if (v->is_constant() && written_constants.insert(v).second)
+        *g->add_initializer() = tensor_to_proto(v->constant, v->name);
+    }
+    for (const ExportedNode& node : nodes_) {
+      for (const graph::Value* in : node.inputs) {
+        if (in != nullptr && in->is_constant() && written_constants.insert(in).second)
+          *g->add_initializer() = tensor_to_proto(in->constant, in->name);
+      }
+    }
+    for (const ExportedNode& node : nodes_) write_node(g->add_node(), node);
+    for (const graph::Value* v : graph_.outputs()) {
+      auto* output = g->add_output();
+      output->set_name(v->name);
+      if (v->info) {
+        write_type(output, v->info->dtype, v->info->shape, no_name);
+      } else {
+        const DType dtype =
+            v->producer != nullptr ? untyped_output_dtype(*v->producer, v->producer_output) : DType::kFloat32;
+        write_type(output, dtype, std::nullopt, no_name);
+      }
+    }
+    for (const ExportedNode& node : nodes_) {
+      for (const graph::Value* v : node.outputs) {
+        if (v == nullptr || !v->info || outputs.count(v)) continue;
+        auto* info = g->add_value_info();
+        info->set_name(v->name);
+        write_type(info, v->info->dtype, v->info->shape, no_name);
+      }
+    }
+  }
+
+  static void write_node(::onnx::NodeProto* proto, const ExportedNode& node) {
+    proto->set_name(node.name);
+    proto->set_op_type(node.op);
+    for (const graph::Value* in : node.inputs) proto->add_input(in != nullptr ? in->name : "");
+    for (const graph::Value* out : node.outputs) proto->add_output(out != nullptr ? out->name : "");
+    for (const auto& [name, value] : node.attrs) write_attribute(proto->add_attribute(), name, value);
+  }
+
+  graph::Graph graph_;  // the exporter's copy: inference and downgrade rules may add to it
+  int opset_;
+  std::string where_;
+  std::vector<ExportedNode> nodes_;
+};
+
+}  // namespace
+
+std::string export_model_bytes(const graph::Graph& graph, const ExportOptions& options) {
+  const ::onnx::ModelProto model = Exporter(graph, options).run();
+  KILN_CHECK(model.ByteSizeLong() <= static_cast<size_t>(std::numeric_limits<int>::max()),
+             ErrorCode::kUnsupported, "exporting graph '", graph.name, "': the model is ",
+             model.ByteSizeLong(), " bytes, over protobuf's 2 GiB limit (external data is not written yet)");
+  return model.SerializeAsString();
+}
+
+void export_model(const graph::Graph& graph, const std::string& path, const ExportOptions& options) {
+  const std::string bytes = export_model_bytes(graph, options);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  KILN_CHECK(out.good(), ErrorCode::kIo, "cannot open '", path, "' to write the ONNX model");
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  KILN_CHECK(out.good(), ErrorCode::kIo, "writing the ONNX model '", path, "' failed");
+}
+
+}  // namespace kiln::onnx
