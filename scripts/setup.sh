@@ -35,4 +35,12 @@ if ! .venv/bin/python -c "import numpy, onnx, ml_dtypes" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r scripts/requirements-test.txt
 fi
+# oneDNN, the CPU kernel library, from PyPI's CPU-only GNU OpenMP build (oneDNN 3.2; see
+# docs/BENCHMARKS.md for why this build): unpacked into .deps/onednn with its CMake package.
+onednn_prefix=.deps/onednn
+if [ ! -f "$onednn_prefix/lib/cmake/dnnl/dnnl-config.cmake" ]; then
+  echo "setup: installing oneDNN into $onednn_prefix"
+  .venv/bin/python -m pip install -q --no-deps --ignore-installed --prefix "$onednn_prefix" \
+    onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0
+fi
 echo "setup: done"

@@ -32,8 +32,11 @@ struct PredictorOptions {
   Device device = cpu();            // only the CPU runs models for now
   int threads = 0;                  // > 0: kiln::set_num_threads(threads) at load
   std::string opt_level = "basic";  // "none" | "basic" | "all": graph passes run once at load
-  size_t max_cached_plans = 16;     // compiled input-shape signatures kept (least recently used go)
-  int epoch = -1;                   // MXNet checkpoints: the .params epoch; -1 picks the highest
+  // "fast": the backends' kernels (oneDNN) where they cover a node, else the reference kernels;
+  // "reference": only the reference kernels (the oracle the others are tested against).
+  std::string kernels = "fast";
+  size_t max_cached_plans = 16;  // compiled input-shape signatures kept (least recently used go)
+  int epoch = -1;                // MXNet checkpoints: the .params epoch; -1 picks the highest
 };
 
 // An input or output as the model declares it: dims of -1 are free (e.g. the batch).
@@ -50,7 +53,7 @@ class Predictor {
   //   "dir/NAME-symbol.json"  an MXNet symbol; NAME-EPOCH.params beside it (the highest epoch,
   //                           or options.epoch)
   //   "dir/NAME"              the same, by prefix
-  //   "model.onnx"            not yet: kiln::Error kUnsupported
+  //   "model.onnx"            an ONNX model (external data files beside it)
   // The symbol and the parameters are read concurrently.
   static Predictor load(const std::string& model_path, const PredictorOptions& options = {});
 

@@ -98,7 +98,7 @@ OpSchema& OpSchema::elementwise() {
 Attrs OpSchema::bind(const AttrMap& given) const {
   std::map<std::string, AttrValue> bound;
   for (const auto& [key, value] : given) {
-    auto spec = std::find_if(attrs_.begin(), attrs_.end(), [&](const AttrSpec& s) { return s.name == key; });
+    auto spec = std::find_if(attrs_.begin(), attrs_.end(), [&name = key](const AttrSpec& s) { return s.name == name; });
     if (spec == attrs_.end()) {
       std::string known;
       for (const auto& s : attrs_) known += (known.empty() ? "" : ", ") + s.name;

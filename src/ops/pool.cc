@@ -104,7 +104,10 @@ Geometry make_geometry(const PoolWindow& w) {
 //   store(plane, out, valid, padded) after each window (out: flat output index; tap counts).
 template <class T, class Reducer>
 void pool_planes(const Geometry& g, int64_t planes, const T* x, const Reducer& proto) {
-  const auto& [td, th, tw] = g.taps;
+  // Named references rather than a structured binding: lambdas may not capture bindings (clang).
+  const AxisTaps& td = g.taps[0];
+  const AxisTaps& th = g.taps[1];
+  const AxisTaps& tw = g.taps[2];
   const int64_t dd = g.dilation[0], dh = g.dilation[1], dw = g.dilation[2];
   const int64_t height = g.in[1], width = g.in[2];
   const int64_t grain = std::max<int64_t>(1, kPoolGrain / std::max<int64_t>(1, g.out_plane * g.window));

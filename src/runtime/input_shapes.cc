@@ -1,5 +1,6 @@
 // bind_input_shapes(): makes a graph's free dimensions (a batch size, an image size) concrete
 // so that it can be compiled.
+#include "graph/passes/passes.h"
 #include "runtime/graph_checks.h"
 #include "runtime/plan.h"
 
@@ -40,6 +41,11 @@ graph::Graph bind_input_shapes(const graph::Graph& source, const std::map<std::s
                "': expected ", input->info->shape, ", got ", shape);
     input->info->shape = shape;
   }
+  // Exported models compute sizes from shapes (Shape -> Gather -> Concat -> Reshape, with a free
+  // batch dimension). Once the input shapes are concrete those values are constants: folding
+  // them lets inference know every shape, and drops the nodes that only fed them.
+  graph::constant_folding_pass().run(g);
+  graph::dead_node_elimination_pass().run(g);
   g.infer_shapes();
   return g;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 #include "ops/op_schema.h"
@@ -23,5 +24,11 @@ class KernelProvider {
 
 // The reference CPU kernels registered with each op's schema.
 const KernelProvider& reference_kernels();
+
+// Backends (oneDNN, ...) register their providers at start-up, each with a priority; a plan
+// compiled with registered_kernel_providers() asks them from the highest priority down before
+// falling back to the reference kernels.
+int register_kernel_provider(const KernelProvider& provider, int priority);
+std::vector<const KernelProvider*> registered_kernel_providers();
 
 }  // namespace kiln::runtime

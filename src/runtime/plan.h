@@ -84,8 +84,9 @@ std::shared_ptr<const Plan> compile(const graph::Graph& graph, const CompileOpti
 // A copy of `graph` with the named inputs' shapes made concrete and shapes inferred again.
 // Each given shape must match the declared one where that is known:
 //   "input 'data': expected (?, 3, 224, 224), got (1, 3, 200, 200)".
-// Inputs not named keep their declared shapes. An input declared with no type at all takes the
-// given shape and float32 (MXNet's default element type).
+// Inputs not named keep their declared shapes. Values that depend only on shapes (and
+// constants) are then folded, so sizes computed from a free batch dimension become known. An input declared
+// with no type at all takes the given shape and float32 (MXNet's default element type).
 graph::Graph bind_input_shapes(const graph::Graph& graph, const std::map<std::string, Shape>& shapes);
 
 }  // namespace kiln::runtime

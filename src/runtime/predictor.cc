@@ -43,6 +43,7 @@ struct Predictor::Impl {
   // Per graph input: the position among `inputs`, or -1 for an input that is an initializer.
   std::vector<int> feed_from;
   mutable runtime::PlanCache plans;  // thread-safe; filled by const predict() calls
+  runtime::CompileOptions compile_options;
 
   Impl(graph::Graph g, size_t max_cached_plans) : graph(std::move(g)), plans(max_cached_plans) {}
 
@@ -82,7 +83,7 @@ struct Predictor::Impl {
     const auto compile = [&] {
       std::map<std::string, Shape> shapes;
       for (size_t k = 0; k < given.size(); ++k) shapes.emplace(inputs[k].name, given[k].shape());
-      return runtime::compile(runtime::bind_input_shapes(graph, shapes));
+      return runtime::compile(runtime::bind_input_shapes(graph, shapes), compile_options);
     };
     return plans.run(key, compile, feed);
   }
@@ -113,8 +114,11 @@ Predictor::Predictor(graph::Graph graph, const PredictorOptions& options) {
   KILN_CHECK(options.device.is_cpu(), ErrorCode::kUnsupported, "Predictor: device ", options.device,
              " is not supported yet; only cpu runs models");
   const graph::OptLevel level = graph::parse_opt_level(options.opt_level);
+  KILN_CHECK(options.kernels == "fast" || options.kernels == "reference", ErrorCode::kInvalidArgument,
+             "Predictor: kernels must be \"fast\" or \"reference\", got \"", options.kernels, "\"");
   if (options.threads > 0) set_num_threads(options.threads);
   impl_ = std::make_unique<Impl>(std::move(graph), options.max_cached_plans);
+  if (options.kernels == "fast") impl_->compile_options.providers = runtime::registered_kernel_providers();
   graph::Graph& g = impl_->graph;
   impl_->name = g.name;
   g.verify();

@@ -1,0 +1,107 @@
+// Conv (1 to 3 spatial axes, grouped and depthwise, with bias) on oneDNN's convolution
+// primitive. The primitive picks its layouts (format `any`): the weight is reordered into its
+// layout once at compile time; activations in a blocked layout are reordered on the way in and
+// out of each call until layout planning keeps them blocked between ops.
+#include <memory>
+
+#include "backends/onednn/onednn_common.h"
+#include "ops/conv_util.h"
+
+namespace kiln::onednn {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+
+struct ConvKernel {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward primitive;
+  dnnl::memory::desc x_plain, y_plain, bias_desc;
+  dnnl::memory weights;  // prepared
+  bool has_bias = false;
+
+  void operator()(ops::KernelContext& ctx) const {
+    dnnl::memory x = wrap(x_plain, ctx.input(0));
+    dnnl::memory y = wrap(y_plain, ctx.output(0));
+    // Reorders to and from the primitive's activation layouts when they are not plain.
+    std::optional<dnnl::memory> x_blocked, y_blocked;
+    std::shared_ptr<Storage> x_bytes, y_bytes;
+    if (pd.src_desc() != x_plain) {
+      x_blocked = temporary_memory(pd.src_desc(), x_bytes);
+      reorder(x, *x_blocked);
+    }
+    if (pd.dst_desc() != y_plain) y_blocked = temporary_memory(pd.dst_desc(), y_bytes);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, x_blocked ? *x_blocked : x},
+                                               {DNNL_ARG_WEIGHTS, weights},
+                                               {DNNL_ARG_DST, y_blocked ? *y_blocked : y}};
+    if (has_bias) args[DNNL_ARG_BIAS] = wrap(bias_desc, ctx.input(2));
+    execute(primitive, pd, args);
+    if (y_blocked) reorder(*y_blocked, y);
+  }
+};
+
+ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
+  const Tensor* w_constant = constant_input(node, 1);
+  if (w_constant == nullptr) return {};  // weights computed at run time: the reference kernel
+  const auto& x = input_info(node, 0);
+  const auto& y = output_info(node, 0);
+  const Shape& w = w_constant->shape();
+  const ops::WindowAttrs window = ops::read_window_attrs(attrs, w);
+  const int spatial = x.shape.ndim() - 2;
+  dnnl::memory::dims strides, dilations, pad_begin, pad_end;
+  for (int a = 0; a < spatial; ++a) {
+    const size_t i = static_cast<size_t>(a);
+    const int64_t extent = (window.kernel[i] - 1) * window.dilations[i] + 1;
+    // Leading pads as given, or as SAME_* puts them; the trailing pad is whatever makes the
+    // output size come out (so VALID and SAME need no special case).
+    const int64_t total = (y.shape[a + 2] - 1) * window.strides[i] + extent - x.shape[a + 2];
+    int64_t begin = window.pads[i];
+    if (window.auto_pad == ops::AutoPad::kSameUpper || window.auto_pad == ops::AutoPad::kSameLower) {
+      begin = ops::same_pad_begin(window.auto_pad, total);
+    } else if (window.auto_pad == ops::AutoPad::kValid) {
+      begin = 0;
+    }
+    // A negative trailing pad (a window that does not fit at the end is dropped, as VALID and
+    // floor rounding do) is oneDNN's to accept or refuse.
+    const int64_t end = total - begin;
+    if (begin < 0) return {};
+    strides.push_back(window.strides[i]);
+    dilations.push_back(window.dilations[i] - 1);  // oneDNN counts the gaps
+    pad_begin.push_back(begin);
+    pad_end.push_back(end);
+  }
+
+  const auto type = *to_dnnl(x.dtype);
+  dnnl::memory::dims w_dims = to_dims(w);
+  const int64_t groups = window.group;
+  if (groups > 1) {  // (G, OC/G, IC/G, k...)
+    w_dims[0] /= groups;
+    w_dims.insert(w_dims.begin(), groups);
+  }
+  auto kernel = std::make_shared<ConvKernel>();
+  kernel->x_plain = plain_desc(x.shape, x.dtype);
+  kernel->y_plain = plain_desc(y.shape, y.dtype);
+  kernel->has_bias = has_input(node, 2);
+  const dnnl::memory::desc x_any(to_dims(x.shape), type, tag::any);
+  const dnnl::memory::desc y_any(to_dims(y.shape), type, tag::any);
+  const dnnl::memory::desc w_any(w_dims, type, tag::any);
+  if (kernel->has_bias) {
+    kernel->bias_desc = plain_desc(input_info(node, 2).shape, input_info(node, 2).dtype);
+    kernel->pd = dnnl::convolution_forward::primitive_desc(
+        cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
+        kernel->bias_desc, y_any, strides, dilations, pad_begin, pad_end, base_attr());
+  } else {
+    kernel->pd = dnnl::convolution_forward::primitive_desc(
+        cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
+        y_any, strides, dilations, pad_begin, pad_end, base_attr());
+  }
+  kernel->primitive = dnnl::convolution_forward(kernel->pd);
+  const dnnl::memory::desc w_plain = plain_desc(w, w_constant->dtype()).reshape(w_dims);
+  kernel->weights = prepare_constant(wrap(w_plain, *w_constant), kernel->pd.weights_desc());
+  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+}
+
+}  // namespace
+
+KILN_ONEDNN_KERNEL(Conv, make_conv_kernel);
+
+}  // namespace kiln::onednn

@@ -1,0 +1,116 @@
+// MatMul and Gemm on oneDNN's matmul primitive. A constant right-hand side (a weight) is
+// reordered once, at compile time, into the layout the primitive prefers; Gemm's transposes are
+// strides on the operands' descriptors, and its C is the primitive's bias.
+#include <memory>
+
+#include "backends/onednn/onednn_common.h"
+
+namespace kiln::onednn {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+
+// A 2-D descriptor for an (rows, cols) matrix stored row-major, or column-major when
+// `transposed` (the stored matrix is its transpose).
+dnnl::memory::desc matrix_desc(int64_t rows, int64_t cols, DType dtype, bool transposed) {
+  const dnnl::memory::dims strides = transposed ? dnnl::memory::dims{1, rows} : dnnl::memory::dims{cols, 1};
+  return dnnl::memory::desc({rows, cols}, *to_dnnl(dtype), strides);
+}
+
+// The kernel state shared by every call: the primitive, and the weight when it is prepared.
+struct MatmulKernel {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul primitive;
+  dnnl::memory::desc a_desc, b_desc, bias_desc, out_desc;
+  std::optional<dnnl::memory> prepared_b;
+  bool has_bias = false;
+
+  void operator()(ops::KernelContext& ctx) const {
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, wrap(a_desc, ctx.input(0))},
+        {DNNL_ARG_WEIGHTS, prepared_b ? *prepared_b : wrap(b_desc, ctx.input(1))},
+        {DNNL_ARG_DST, wrap(out_desc, ctx.output(0))}};
+    if (has_bias) args[DNNL_ARG_BIAS] = wrap(bias_desc, ctx.input(2));
+    execute(primitive, pd, args);
+  }
+};
+
+// Builds the primitive for descriptors a x b (+ bias) -> out; `b_constant` is prepared once.
+ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc& b, const Tensor* b_constant,
+                          const std::optional<dnnl::memory::desc>& bias, const dnnl::memory::desc& out,
+                          const dnnl::primitive_attr& attr) {
+  auto kernel = std::make_shared<MatmulKernel>();
+  const dnnl::memory::desc b_choice =
+      b_constant != nullptr ? dnnl::memory::desc(b.get_dims(), b.get_data_type(), tag::any) : b;
+  kernel->pd = bias ? dnnl::matmul::primitive_desc(cpu_engine(), a, b_choice, *bias, out, attr)
+                    : dnnl::matmul::primitive_desc(cpu_engine(), a, b_choice, out, attr);
+  kernel->primitive = dnnl::matmul(kernel->pd);
+  kernel->a_desc = a;
+  kernel->b_desc = b;
+  kernel->out_desc = out;
+  kernel->has_bias = bias.has_value();
+  if (bias) kernel->bias_desc = *bias;
+  if (b_constant != nullptr) {
+    // The constant is stored as `b` describes it (possibly transposed); the reorder packs it.
+    kernel->prepared_b = prepare_constant(wrap(b, *b_constant), kernel->pd.weights_desc());
+  }
+  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+}
+
+// Right-aligns `shape` to `rank` dims with leading ones (numpy broadcasting).
+dnnl::memory::dims padded_dims(const Shape& shape, int rank) {
+  dnnl::memory::dims dims(static_cast<size_t>(rank - shape.ndim()), 1);
+  dims.insert(dims.end(), shape.begin(), shape.end());
+  return dims;
+}
+
+dnnl::memory::desc row_major(const dnnl::memory::dims& dims, DType dtype) {
+  return plain_desc(Shape(std::vector<int64_t>(dims.begin(), dims.end())), dtype);
+}
+
+ops::KernelFn make_matmul_kernel(const graph::Node& node, const Attrs&) {
+  const auto& a = input_info(node, 0);
+  const auto& b = input_info(node, 1);
+  const auto& out = output_info(node, 0);
+  // 1-D operands (vector products) stay with the reference kernel.
+  if (a.shape.ndim() < 2 || b.shape.ndim() < 2 || a.dtype != b.dtype) return {};
+  const int rank = out.shape.ndim();
+  const dnnl::memory::desc a_desc = row_major(padded_dims(a.shape, rank), a.dtype);
+  const dnnl::memory::desc b_desc = row_major(padded_dims(b.shape, rank), b.dtype);
+  const dnnl::memory::desc out_desc = plain_desc(out.shape, out.dtype);
+  return make_matmul(a_desc, b_desc, constant_input(node, 1), std::nullopt, out_desc, base_attr());
+}
+
+ops::KernelFn make_gemm_kernel(const graph::Node& node, const Attrs& attrs) {
+  const auto& a = input_info(node, 0);
+  const auto& b = input_info(node, 1);
+  const auto& out = output_info(node, 0);
+  const double alpha = attrs.get_float("alpha"), beta = attrs.get_float("beta");
+  const bool trans_a = attrs.get_int("transA") != 0, trans_b = attrs.get_int("transB") != 0;
+  if (a.dtype != b.dtype) return {};
+  const int64_t m = out.shape[0], n = out.shape[1];
+  const int64_t k = trans_a ? a.shape[0] : a.shape[1];
+  std::optional<dnnl::memory::desc> bias;
+  if (has_input(node, 2) && beta != 0.0) {
+    const auto& c = input_info(node, 2);
+    // C broadcasts to (M, N); oneDNN's bias broadcasts the same way once it is 2-D.
+    if (beta != 1.0 || c.dtype != out.dtype) return {};
+    bias = row_major(padded_dims(c.shape, 2), c.dtype);
+  }
+  dnnl::primitive_attr attr = base_attr();
+  if (alpha != 1.0) {
+    if (bias) return {};  // alpha would scale the bias too
+    dnnl::post_ops post;
+    post.append_eltwise(dnnl::algorithm::eltwise_linear, static_cast<float>(alpha), 0.f);
+    attr.set_post_ops(post);
+  }
+  return make_matmul(matrix_desc(m, k, a.dtype, trans_a), matrix_desc(k, n, b.dtype, trans_b),
+                     constant_input(node, 1), bias, plain_desc(out.shape, out.dtype), attr);
+}
+
+}  // namespace
+
+KILN_ONEDNN_KERNEL(MatMul, make_matmul_kernel);
+KILN_ONEDNN_KERNEL(Gemm, make_gemm_kernel);
+
+}  // namespace kiln::onednn

@@ -1,0 +1,30 @@
+// The oneDNN kernel provider: asks the kernel maker registered for a node's op (one file per op
+// family in this folder) and leaves the node to the reference kernels when there is none, when a
+// dtype is one oneDNN does not compute with, or when oneDNN has no implementation for the case.
+#include "backends/onednn/onednn_common.h"
+#include "runtime/kernel_provider.h"
+
+namespace kiln::onednn {
+namespace {
+
+class OnednnKernels final : public runtime::KernelProvider {
+ public:
+  std::string name() const override { return "onednn"; }
+
+  ops::KernelFn choose_kernel(const graph::Node& node, const Attrs& attrs) const override {
+    const KernelMaker* maker = KernelMakers::global().find(node.op);
+    if (maker == nullptr || !all_dtypes_supported(node)) return {};
+    try {
+      return (*maker)(node, attrs);
+    } catch (const dnnl::error&) {
+      // "could not create a primitive descriptor": no implementation for this case.
+      return {};
+    }
+  }
+};
+
+const OnednnKernels provider;
+[[maybe_unused]] const int registered = runtime::register_kernel_provider(provider, /*priority=*/100);
+
+}  // namespace
+}  // namespace kiln::onednn
