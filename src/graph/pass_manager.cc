@@ -57,6 +57,9 @@ PassManager PassManager::for_level(OptLevel level, PassManagerOptions options) {
   pm.add(constant_folding_pass()).add(identity_elimination_pass());
   if (level == OptLevel::kAll)
     pm.add(common_subexpression_elimination_pass()).add(fold_conv_batchnorm_pass());
+  // Fusion only once the graph is at its fixed point: a fused op hides its parts from the
+  // other passes (two Convs that CSE would merge once their BatchNormalizations fold).
+  if (level == OptLevel::kAll) pm.add_final(fuse_post_ops_pass());
   pm.add(dead_node_elimination_pass());
   return pm;
 }
@@ -68,6 +71,41 @@ PassManager& PassManager::add(Pass pass) {
   return *this;
 }
 
+PassManager& PassManager::add_final(Pass pass) {
+  KILN_CHECK(static_cast<bool>(pass.run), ErrorCode::kInvalidArgument, "pass '", pass.name,
+             "' has no run function");
+  final_passes_.push_back(std::move(pass));
+  return *this;
+}
+
+bool PassManager::run_one(const Pass& pass, int sweep, Graph& graph, std::set<std::string>& holds) {
+  for (const std::string& need : pass.needs) {
+    if (holds.count(need)) continue;
+    KILN_CHECK(need == kShapesProperty, ErrorCode::kInvalidArgument, "pass '", pass.name, "' needs '", need,
+               "', which no earlier pass provides");
+    in_pass(pass, " (inferring the shapes it needs)", [&] { graph.infer_shapes(/*allow_unknown=*/true); });
+    holds.insert(need);
+  }
+  PassStats st{pass.name, sweep, graph.num_nodes()};
+  const auto start = std::chrono::steady_clock::now();
+  st.changed = in_pass(pass, "", [&] { return pass.run(graph); });
+  st.milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  st.nodes_after = graph.num_nodes();
+  if (st.changed) holds.clear();
+  holds.insert(pass.provides.begin(), pass.provides.end());
+  if (options_.verify) {
+    try {
+      graph.verify();
+    } catch (const Error& e) {
+      raise(ErrorCode::kInternal, "pass '", pass.name, "' left an invalid graph: ", e.what());
+    }
+  }
+  const bool changed = st.changed;
+  stats_.push_back(std::move(st));
+  return changed;
+}
+
 bool PassManager::run(Graph& graph) {
   stats_.clear();
   sweeps_run_ = 0;
@@ -76,36 +114,11 @@ bool PassManager::run(Graph& graph) {
   for (int sweep = 0; sweep < std::max(1, options_.max_sweeps); ++sweep) {
     ++sweeps_run_;
     bool sweep_changed = false;
-    for (const Pass& pass : passes_) {
-      for (const std::string& need : pass.needs) {
-        if (holds.count(need)) continue;
-        KILN_CHECK(need == kShapesProperty, ErrorCode::kInvalidArgument, "pass '", pass.name, "' needs '",
-                   need, "', which no earlier pass provides");
-        in_pass(pass, " (inferring the shapes it needs)",
-                [&] { graph.infer_shapes(/*allow_unknown=*/true); });
-        holds.insert(need);
-      }
-      PassStats st{pass.name, sweep, graph.num_nodes()};
-      const auto start = std::chrono::steady_clock::now();
-      st.changed = in_pass(pass, "", [&] { return pass.run(graph); });
-      st.milliseconds =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      st.nodes_after = graph.num_nodes();
-      if (st.changed) holds.clear();
-      holds.insert(pass.provides.begin(), pass.provides.end());
-      if (options_.verify) {
-        try {
-          graph.verify();
-        } catch (const Error& e) {
-          raise(ErrorCode::kInternal, "pass '", pass.name, "' left an invalid graph: ", e.what());
-        }
-      }
-      sweep_changed |= st.changed;
-      stats_.push_back(std::move(st));
-    }
+    for (const Pass& pass : passes_) sweep_changed |= run_one(pass, sweep, graph, holds);
     any_change |= sweep_changed;
     if (!sweep_changed) break;
   }
+  for (const Pass& pass : final_passes_) any_change |= run_one(pass, sweeps_run_, graph, holds);
   return any_change;
 }
 

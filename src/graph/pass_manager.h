@@ -5,10 +5,12 @@
 // Levels, as other engines name them:
 //   none   no passes
 //   basic  identity elimination, constant folding, dead-node elimination (one sweep)
-//   all    basic + common-subexpression elimination + Conv/BatchNormalization folding,
-//          swept until no pass changes the graph
+//   all    basic + common-subexpression elimination + Conv/BatchNormalization folding, swept
+//          until no pass changes the graph; then post-op fusion (FusedConv, FusedGemm,
+//          FusedMatMul) once
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,7 +51,11 @@ class PassManager {
   static PassManager for_level(OptLevel level, PassManagerOptions options = {});
 
   PassManager& add(Pass pass);
+  // A pass run once, after the sweeps over the others have reached their fixed point (fusion:
+  // lowering that would hide patterns from the other passes).
+  PassManager& add_final(Pass pass);
   const std::vector<Pass>& passes() const { return passes_; }
+  const std::vector<Pass>& final_passes() const { return final_passes_; }
   const PassManagerOptions& options() const { return options_; }
 
   // Runs the passes; returns whether the graph changed. Errors from a pass, or from verifying
@@ -62,8 +68,11 @@ class PassManager {
   std::string stats_report() const;  // one line per pass run, for logs
 
  private:
+  bool run_one(const Pass& pass, int sweep, Graph& graph, std::set<std::string>& holds);
+
   PassManagerOptions options_;
   std::vector<Pass> passes_;
+  std::vector<Pass> final_passes_;
   std::vector<PassStats> stats_;
   int sweeps_run_ = 0;
 };

@@ -4,73 +4,12 @@
 // reference kernels cannot pass for a working fast kernel.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <random>
 
-#include "runtime/executor.h"
-#include "runtime/kernel_provider.h"
-#include "runtime/plan.h"
+#include "backends/onednn_test_util.h"
 
 namespace kiln::onednn {
 namespace {
-
-using graph::Graph;
-using graph::Value;
-
-const runtime::KernelProvider* onednn_provider() {
-  for (const runtime::KernelProvider* p : runtime::registered_kernel_providers())
-    if (p->name() == "onednn") return p;
-  return nullptr;
-}
-
-Tensor random_tensor(const Shape& shape, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<float> values(static_cast<size_t>(shape.numel()));
-  for (float& v : values) v = dist(rng);
-  return Tensor::from_vector(values, shape);
-}
-
-// One input of the node under test: fed at run time, or a constant (an initializer).
-struct Operand {
-  Tensor value;
-  bool constant = false;
-};
-
-// Runs `op` once with the reference kernels and once with oneDNN's and compares the outputs
-// (float32 sums may be reordered: relative tolerance). `expect_onednn`: oneDNN must take the node.
-void compare(const std::string& op, const AttrMap& attrs, const std::vector<Operand>& operands,
-             bool expect_onednn = true) {
-  const runtime::KernelProvider* provider = onednn_provider();
-  ASSERT_NE(provider, nullptr) << "the oneDNN provider is not registered";
-  Graph g;
-  std::vector<Value*> inputs;
-  std::vector<Tensor> feed;
-  for (size_t i = 0; i < operands.size(); ++i) {
-    const std::string name = "in" + std::to_string(i);
-    if (!operands[i].value.defined()) {
-      inputs.push_back(nullptr);
-    } else if (operands[i].constant) {
-      inputs.push_back(g.add_initializer(name, operands[i].value));
-    } else {
-      inputs.push_back(
-          g.add_input(name, ops::TensorInfo{operands[i].value.dtype(), operands[i].value.shape()}));
-      feed.push_back(operands[i].value);
-    }
-  }
-  g.add_output(g.add_node(op, inputs, attrs, "node")->outputs[0]);
-  g.infer_shapes();
-  const auto reference_plan = runtime::compile(g);
-  const auto fast_plan = runtime::compile(g, {.providers = {provider}});
-  ASSERT_EQ(fast_plan->steps.at(0).provider, expect_onednn ? "onednn" : "reference");
-  const Tensor want = runtime::Executor(reference_plan).run(feed).at(0);
-  const Tensor got = runtime::Executor(fast_plan).run(feed).at(0);
-  ASSERT_EQ(got.shape(), want.shape());
-  const auto a = got.to_vector<float>(), b = want.to_vector<float>();
-  double scale = 1e-6;
-  for (float v : b) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-  for (size_t i = 0; i < a.size(); ++i)
-    ASSERT_NEAR(a[i], b[i], 1e-5 * scale) << op << " element " << i << " of " << a.size();
-}
 
 TEST(OnednnKernels, ConvOverShapesStridesDilationsPadsAndGroups) {
   std::mt19937 rng(3);
@@ -142,6 +81,35 @@ TEST(OnednnKernels, GemmTransposesBiasShapesAndAlpha) {
   compare("Gemm", {{"beta", 0.5}},
           {{random_tensor({2, 3}, rng)}, {random_tensor({3, 4}, rng), true}, {random_tensor({4}, rng), true}},
           /*expect_onednn=*/false);
+}
+
+TEST(OnednnKernels, FusedOpsApplyResidualBiasAndEveryActivationAsPostOps) {
+  std::mt19937 rng(7);
+  const std::vector<std::pair<std::string, std::vector<double>>> activations{
+      {"", {}},         {"Relu", {}},      {"LeakyRelu", {0.1}},
+      {"Elu", {0.7}},   {"Sigmoid", {}},   {"Tanh", {}},
+      {"Clip", {0, 6}}, {"HardSwish", {}}, {"HardSigmoid", {0.2, 0.5}},
+      {"SiLU", {}},     {"Gelu", {}},      {"GeluTanh", {}}};
+  for (const auto& [name, params] : activations) {
+    SCOPED_TRACE("activation '" + name + "'");
+    const AttrMap act{{"activation", name}, {"activation_params", params}};
+    AttrMap conv = act;
+    conv.emplace("pads", AttrValue({1, 1, 1, 1}));
+    compare("FusedConv", conv,
+            {{random_tensor({2, 5, 7, 6}, rng)},
+             {random_tensor({6, 5, 3, 3}, rng), true},
+             {random_tensor({6}, rng), true},
+             {random_tensor({2, 6, 7, 6}, rng)}});
+    compare("FusedMatMul", act,
+            {{random_tensor({3, 4, 9}, rng)},
+             {random_tensor({9, 5}, rng), true},
+             {random_tensor({5}, rng), true}});
+    AttrMap gemm = act;
+    gemm.emplace("transB", AttrValue(1));
+    compare(
+        "FusedGemm", gemm,
+        {{random_tensor({4, 9}, rng)}, {random_tensor({5, 9}, rng), true}, {random_tensor({5}, rng), true}});
+  }
 }
 
 }  // namespace

@@ -48,6 +48,8 @@ TEST(PassManager, LevelsParseAndListTheirPasses) {
             (std::vector<std::string>{"constant_folding", "identity_elimination",
                                       "common_subexpression_elimination", "fold_conv_batchnorm",
                                       "dead_node_elimination"}));
+  ASSERT_EQ(PassManager::for_level(OptLevel::kAll).final_passes().size(), 1u);
+  EXPECT_EQ(PassManager::for_level(OptLevel::kAll).final_passes()[0].name, "fuse_post_ops");
   EXPECT_GT(PassManager::for_level(OptLevel::kAll).options().max_sweeps, 1);
 }
 
@@ -116,11 +118,12 @@ TEST(PassManager, RecordsStatsForEveryPassRun) {
   PassManager pm = PassManager::for_level(OptLevel::kAll);
   pm.run(g);
   const auto& stats = pm.stats();
-  ASSERT_EQ(stats.size(), 3 * pm.passes().size());
+  ASSERT_EQ(stats.size(), 3 * pm.passes().size() + pm.final_passes().size());
   EXPECT_EQ(stats.front().pass, "constant_folding");
   EXPECT_EQ(stats.front().nodes_before, 5u);
   EXPECT_EQ(stats.back().nodes_after, 2u);
-  EXPECT_EQ(stats.back().sweep, 2);
+  EXPECT_EQ(stats.back().pass, "fuse_post_ops");
+  EXPECT_EQ(stats.back().sweep, 3);  // the final pass, after the three sweeps
   for (size_t i = 0; i < stats.size(); ++i) {
     EXPECT_GE(stats[i].milliseconds, 0.0);
     if (i > 0) {

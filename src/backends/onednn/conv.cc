@@ -1,7 +1,7 @@
-// Conv (1 to 3 spatial axes, grouped and depthwise, with bias) on oneDNN's convolution
-// primitive. The primitive picks its layouts (format `any`): the weight is reordered into its
-// layout once at compile time; activations in a blocked layout are reordered on the way in and
-// out of each call until layout planning keeps them blocked between ops.
+// Conv (1 to 3 spatial axes, grouped and depthwise, with bias) and FusedConv (plus a residual
+// and an activation, as post-ops) on oneDNN's convolution primitive. The primitive picks its layouts (format
+// `any`): the weight is reordered into its layout once at compile time; activations in a blocked layout are
+// reordered on the way in and out of each call until layout planning keeps them blocked between ops.
 #include <memory>
 
 #include "backends/onednn/onednn_common.h"
@@ -18,6 +18,7 @@ struct ConvKernel {
   dnnl::memory::desc x_plain, y_plain, bias_desc;
   dnnl::memory weights;  // prepared
   bool has_bias = false;
+  std::optional<dnnl::memory::desc> residual_desc;  // FusedConv's Z, added by a binary post-op
 
   void operator()(ops::KernelContext& ctx) const {
     dnnl::memory x = wrap(x_plain, ctx.input(0));
@@ -34,6 +35,8 @@ struct ConvKernel {
                                                {DNNL_ARG_WEIGHTS, weights},
                                                {DNNL_ARG_DST, y_blocked ? *y_blocked : y}};
     if (has_bias) args[DNNL_ARG_BIAS] = wrap(bias_desc, ctx.input(2));
+    if (residual_desc)
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = wrap(*residual_desc, ctx.input(3));
     execute(primitive, pd, args);
     if (y_blocked) reorder(*y_blocked, y);
   }
@@ -81,6 +84,15 @@ ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
   kernel->x_plain = plain_desc(x.shape, x.dtype);
   kernel->y_plain = plain_desc(y.shape, y.dtype);
   kernel->has_bias = has_input(node, 2);
+  // FusedConv: the residual, then the activation, as post-ops on the output.
+  dnnl::primitive_attr attr = base_attr();
+  dnnl::post_ops post;
+  if (has_input(node, 3)) {
+    kernel->residual_desc = plain_desc(input_info(node, 3).shape, input_info(node, 3).dtype);
+    post.append_binary(dnnl::algorithm::binary_add, *kernel->residual_desc);
+  }
+  append_activation(post, attrs);
+  attr.set_post_ops(post);
   const dnnl::memory::desc x_any(to_dims(x.shape), type, tag::any);
   const dnnl::memory::desc y_any(to_dims(y.shape), type, tag::any);
   const dnnl::memory::desc w_any(w_dims, type, tag::any);
@@ -88,7 +100,7 @@ ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
     kernel->bias_desc = plain_desc(input_info(node, 2).shape, input_info(node, 2).dtype);
     kernel->pd = dnnl::convolution_forward::primitive_desc(
         cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
-        kernel->bias_desc, y_any, strides, dilations, pad_begin, pad_end, base_attr());
+        kernel->bias_desc, y_any, strides, dilations, pad_begin, pad_end, attr);
   } else {
     kernel->pd = dnnl::convolution_forward::primitive_desc(
         cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
@@ -103,5 +115,6 @@ ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
 }  // namespace
 
 KILN_ONEDNN_KERNEL(Conv, make_conv_kernel);
+KILN_ONEDNN_KERNEL(FusedConv, make_conv_kernel);
 
 }  // namespace kiln::onednn

@@ -1,4 +1,5 @@
-// MatMul and Gemm on oneDNN's matmul primitive. A constant right-hand side (a weight) is
+// MatMul and Gemm, and their fused forms (a bias and an activation as post-ops), on oneDNN's
+// matmul primitive. A constant right-hand side (a weight) is
 // reordered once, at compile time, into the layout the primitive prefers; Gemm's transposes are
 // strides on the operands' descriptors, and its C is the primitive's bias.
 #include <memory>
@@ -68,7 +69,7 @@ dnnl::memory::desc row_major(const dnnl::memory::dims& dims, DType dtype) {
   return plain_desc(Shape(std::vector<int64_t>(dims.begin(), dims.end())), dtype);
 }
 
-ops::KernelFn make_matmul_kernel(const graph::Node& node, const Attrs&) {
+ops::KernelFn make_matmul_kernel(const graph::Node& node, const Attrs& attrs) {
   const auto& a = input_info(node, 0);
   const auto& b = input_info(node, 1);
   const auto& out = output_info(node, 0);
@@ -78,7 +79,17 @@ ops::KernelFn make_matmul_kernel(const graph::Node& node, const Attrs&) {
   const dnnl::memory::desc a_desc = row_major(padded_dims(a.shape, rank), a.dtype);
   const dnnl::memory::desc b_desc = row_major(padded_dims(b.shape, rank), b.dtype);
   const dnnl::memory::desc out_desc = plain_desc(out.shape, out.dtype);
-  return make_matmul(a_desc, b_desc, constant_input(node, 1), std::nullopt, out_desc, base_attr());
+  // FusedMatMul: a per-column bias (the primitive's bias, broadcast over the rows) and an activation.
+  std::optional<dnnl::memory::desc> bias;
+  if (has_input(node, 2)) {
+    if (input_info(node, 2).dtype != out.dtype) return {};
+    bias = row_major(padded_dims(input_info(node, 2).shape, rank), out.dtype);
+  }
+  dnnl::primitive_attr attr = base_attr();
+  dnnl::post_ops post;
+  append_activation(post, attrs);
+  attr.set_post_ops(post);
+  return make_matmul(a_desc, b_desc, constant_input(node, 1), bias, out_desc, attr);
 }
 
 ops::KernelFn make_gemm_kernel(const graph::Node& node, const Attrs& attrs) {
@@ -98,12 +109,13 @@ ops::KernelFn make_gemm_kernel(const graph::Node& node, const Attrs& attrs) {
     bias = row_major(padded_dims(c.shape, 2), c.dtype);
   }
   dnnl::primitive_attr attr = base_attr();
+  dnnl::post_ops post;
   if (alpha != 1.0) {
     if (bias) return {};  // alpha would scale the bias too
-    dnnl::post_ops post;
     post.append_eltwise(dnnl::algorithm::eltwise_linear, static_cast<float>(alpha), 0.f);
-    attr.set_post_ops(post);
   }
+  append_activation(post, attrs);  // FusedGemm
+  attr.set_post_ops(post);
   return make_matmul(matrix_desc(m, k, a.dtype, trans_a), matrix_desc(k, n, b.dtype, trans_b),
                      constant_input(node, 1), bias, plain_desc(out.shape, out.dtype), attr);
 }
@@ -112,5 +124,7 @@ ops::KernelFn make_gemm_kernel(const graph::Node& node, const Attrs& attrs) {
 
 KILN_ONEDNN_KERNEL(MatMul, make_matmul_kernel);
 KILN_ONEDNN_KERNEL(Gemm, make_gemm_kernel);
+KILN_ONEDNN_KERNEL(FusedMatMul, make_matmul_kernel);
+KILN_ONEDNN_KERNEL(FusedGemm, make_gemm_kernel);
 
 }  // namespace kiln::onednn

@@ -8,6 +8,7 @@
 #include "kiln/error.hpp"
 #include "kiln/storage.hpp"
 #include "kiln/threading.hpp"
+#include "ops/fused_activation.h"
 
 namespace kiln::onednn {
 
@@ -53,6 +54,43 @@ dnnl::primitive_attr base_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
+}
+
+void append_activation(dnnl::post_ops& post, const Attrs& attrs) {
+  if (!attrs.has("activation")) return;
+  const ops::FusedActivation act =
+      ops::parse_fused_activation(attrs.get_string("activation"), attrs.get_floats("activation_params"));
+  using alg = dnnl::algorithm;
+  using ops::Activation;
+  const auto add = [&](alg algorithm, double alpha = 0, double beta = 0) {
+    post.append_eltwise(algorithm, static_cast<float>(alpha), static_cast<float>(beta));
+  };
+  switch (act.kind) {
+    case Activation::kNone:
+      return;
+    case Activation::kRelu:
+      return add(alg::eltwise_relu);
+    case Activation::kLeakyRelu:
+      return add(alg::eltwise_relu, act.alpha);
+    case Activation::kElu:
+      return add(alg::eltwise_elu, act.alpha);
+    case Activation::kSigmoid:
+      return add(alg::eltwise_logistic);
+    case Activation::kHardSigmoid:
+      return add(alg::eltwise_hardsigmoid, act.alpha, act.beta);
+    case Activation::kTanh:
+      return add(alg::eltwise_tanh);
+    case Activation::kClip:
+      return add(alg::eltwise_clip, act.alpha, act.beta);
+    case Activation::kHardSwish:
+      return add(alg::eltwise_hardswish, 1.0 / 6, 0.5);
+    case Activation::kSiLU:
+      return add(alg::eltwise_swish, 1.0);
+    case Activation::kGelu:
+      return add(alg::eltwise_gelu_erf);
+    case Activation::kGeluTanh:
+      return add(alg::eltwise_gelu_tanh);
+  }
 }
 
 const ops::TensorInfo& input_info(const graph::Node& node, int i) {

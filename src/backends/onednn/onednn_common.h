@@ -33,6 +33,10 @@ dnnl::memory::dims to_dims(const Shape& shape);
 // The primitive attributes every kernel starts from (user scratchpad; see above).
 dnnl::primitive_attr base_attr();
 
+// Appends the activation of a fused op (its `activation` and `activation_params` attributes,
+// see src/ops/fused_activation.h) to `post` as an eltwise post-op.
+void append_activation(dnnl::post_ops& post, const Attrs& attrs);
+
 // The info (dtype, concrete shape) of a node's input or output as compile time knows it.
 const ops::TensorInfo& input_info(const graph::Node& node, int i);
 const ops::TensorInfo& output_info(const graph::Node& node, int i);

@@ -11,6 +11,7 @@
 #include "frontends/onnx/opset_downgrade.h"
 #include "frontends/onnx/probe_types.h"
 #include "frontends/onnx/tensor_proto.h"
+#include "graph/passes/passes.h"
 #include "kiln/error.hpp"
 #include "kiln/version.hpp"
 
@@ -101,6 +102,9 @@ class Exporter {
                ": opset ", opset_, " is outside the opsets Kiln exports (", kOldestExportOpset, " to ",
                kNewestOpset, ")");
     try {
+      // Kiln's fused ops (from optimization at level all) are written as the standard ops they
+      // stand for.
+      graph::expand_fused_ops_pass().run(graph_);
       graph_.infer_shapes(/*allow_unknown=*/true);
       infer_unknown_types_by_probing(graph_);
     } catch (const Error& e) {

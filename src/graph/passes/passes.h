@@ -37,4 +37,14 @@ Pass common_subexpression_elimination_pass();
 // s = scale / sqrt(var + epsilon) per output channel.
 Pass fold_conv_batchnorm_pass();
 
+// Folds what follows a Conv, Gemm or MatMul into one fused op (FusedConv, FusedGemm, FusedMatMul):
+// a residual Add (Conv), a constant per-column bias Add (MatMul) and an activation (Relu,
+// LeakyRelu, Elu, Sigmoid, HardSigmoid, Tanh, Clip with constant bounds, HardSwish, Gelu, and
+// x * Sigmoid(x) as SiLU). Needs shapes.
+Pass fuse_post_ops_pass();
+
+// The inverse: each fused op becomes its base op followed by the standard ops it stands for, for
+// formats that lack Kiln's fused ops (ONNX).
+Pass expand_fused_ops_pass();
+
 }  // namespace kiln::graph

@@ -1,0 +1,77 @@
+// Expanding fused ops back into standard ones, the inverse of fuse_post_ops: FusedConv becomes
+// Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul MatMul [-> Add(bias)]
+// [-> activation]; SiLU becomes x * Sigmoid(x). Writers of formats that lack Kiln's fused ops
+// (ONNX) run it first, so an optimized graph can still be saved.
+#include <map>
+
+#include "graph/passes/passes.h"
+#include "ops/fused_activation.h"
+
+namespace kiln::graph {
+namespace {
+
+Value* scalar_constant(Graph& graph, const Node& fused, const char* what, double value, DType dtype) {
+  return graph.add_initializer(graph.fresh_name(fused.name + "/" + what), Tensor::scalar(value, dtype));
+}
+
+// Adds the nodes computing `activation` of `x`; returns their result.
+Value* add_activation(Graph& graph, const Node& fused, Value* x) {
+  const Attrs attrs = fused.schema().bind(fused.attrs);
+  const std::string& name = attrs.get_string("activation");
+  const auto& params = attrs.get_floats("activation_params");
+  ops::parse_fused_activation(name, params);  // validates the count
+  const std::string prefix = fused.name + "/";
+  const auto node = [&](const std::string& op, std::vector<Value*> inputs, AttrMap node_attrs = {}) {
+    return graph.add_node(op, std::move(inputs), std::move(node_attrs), graph.fresh_name(prefix + op))
+        ->outputs[0];
+  };
+  const DType dtype = x->info ? x->info->dtype : DType::kFloat32;
+  if (name.empty()) return x;
+  if (name == "SiLU") return node("Mul", {x, node("Sigmoid", {x})});
+  if (name == "GeluTanh") return node("Gelu", {x}, {{"approximate", "tanh"}});
+  if (name == "LeakyRelu" || name == "Elu") return node(name, {x}, {{"alpha", params[0]}});
+  if (name == "HardSigmoid") return node(name, {x}, {{"alpha", params[0]}, {"beta", params[1]}});
+  if (name == "Clip") {
+    return node("Clip", {x, scalar_constant(graph, fused, "min", params[0], dtype),
+                         scalar_constant(graph, fused, "max", params[1], dtype)});
+  }
+  return node(name, {x});  // Relu, Sigmoid, Tanh, HardSwish, Gelu
+}
+
+bool expand(Graph& graph, Node* fused) {
+  static const std::map<std::string, std::pair<std::string, size_t>> kBase{
+      {"FusedConv", {"Conv", 3}}, {"FusedGemm", {"Gemm", 3}}, {"FusedMatMul", {"MatMul", 2}}};
+  const auto base = kBase.find(fused->op);
+  if (base == kBase.end()) return false;
+  const size_t base_inputs = base->second.second;
+  AttrMap attrs = fused->attrs;
+  attrs.erase("activation");
+  attrs.erase("activation_params");
+  std::vector<Value*> inputs(
+      fused->inputs.begin(),
+      fused->inputs.begin() + static_cast<long>(std::min(base_inputs, fused->inputs.size())));
+  Value* y = graph.add_node(base->second.first, inputs, attrs, graph.fresh_name(fused->name))->outputs[0];
+  y->info = fused->outputs[0]->info;
+  if (fused->inputs.size() > base_inputs && fused->inputs[base_inputs] != nullptr) {
+    y = graph.add_node("Add", {y, fused->inputs[base_inputs]}, {}, graph.fresh_name(fused->name + "/add"))
+            ->outputs[0];
+    y->info = fused->outputs[0]->info;
+  }
+  y = add_activation(graph, *fused, y);
+  y->info = fused->outputs[0]->info;
+  return remove_node_replacing(graph, fused, {y});
+}
+
+bool expand_fused_ops(Graph& graph) {
+  bool changed = false;
+  for (Node* n : graph.nodes()) changed |= expand(graph, n);
+  return changed;
+}
+
+}  // namespace
+
+Pass expand_fused_ops_pass() {
+  return Pass{"expand_fused_ops", {}, {}, expand_fused_ops};
+}
+
+}  // namespace kiln::graph

@@ -1,0 +1,124 @@
+// What the oneDNN kernel tests share: random inputs, and `compare`, which runs one node with the
+// reference kernels and with oneDNN's and checks that the outputs agree and that oneDNN really
+// ran the node (the plan names the provider), so a silent fallback to the reference kernels
+// cannot pass for a working fast kernel.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/executor.h"
+#include "runtime/kernel_provider.h"
+#include "runtime/plan.h"
+
+namespace kiln::onednn {
+
+inline const runtime::KernelProvider* onednn_provider() {
+  for (const runtime::KernelProvider* p : runtime::registered_kernel_providers())
+    if (p->name() == "onednn") return p;
+  return nullptr;
+}
+
+// Uniform values in [lo, hi) of `dtype` (drawn as float32, then converted).
+inline Tensor random_tensor(const Shape& shape, std::mt19937& rng, float lo = -1.f, float hi = 1.f,
+                            DType dtype = DType::kFloat32) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> values(static_cast<size_t>(shape.numel()));
+  for (float& v : values) v = dist(rng);
+  const Tensor t = Tensor::from_vector(values, shape);
+  return dtype == DType::kFloat32 ? t : t.cast(dtype);
+}
+
+// True when oneDNN computes float16 on this CPU (AVX512-FP16, as in Sapphire Rapids and later):
+// elsewhere oneDNN's primitives refuse f16 and its nodes stay with the reference kernels.
+inline bool cpu_has_f16() {
+  return __builtin_cpu_supports("avx512fp16") != 0;
+}
+
+// One input of the node under test: fed at run time, or a constant (an initializer). An
+// undefined value is a missing optional input.
+struct Operand {
+  Tensor value;
+  bool constant = false;
+};
+
+struct CompareOptions {
+  // The provider the plan must name for the node; nullopt: either (a dtype oneDNN computes only
+  // on some CPUs).
+  std::optional<std::string> provider = "onednn";
+  // Allowed difference: tolerance * max |reference| over the output (sums may be reordered), or,
+  // with `per_element`, tolerance * (1 + |reference|) for each element (functions whose values
+  // span many magnitudes). NaN must meet NaN, an infinity the same infinity.
+  double tolerance = 1e-5;
+  bool per_element = false;
+  int num_outputs = 1;  // the node's outputs, all compared
+};
+
+// Runs `op` once with the reference kernels and once with oneDNN's and compares the outputs.
+inline void compare(const std::string& op, const AttrMap& attrs, const std::vector<Operand>& operands,
+                    const CompareOptions& options) {
+  const runtime::KernelProvider* provider = onednn_provider();
+  ASSERT_NE(provider, nullptr) << "the oneDNN provider is not registered";
+  graph::Graph g;
+  std::vector<graph::Value*> inputs;
+  std::vector<Tensor> feed;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    if (!operands[i].value.defined()) {
+      inputs.push_back(nullptr);
+    } else if (operands[i].constant) {
+      inputs.push_back(g.add_initializer(name, operands[i].value));
+    } else {
+      inputs.push_back(
+          g.add_input(name, ops::TensorInfo{operands[i].value.dtype(), operands[i].value.shape()}));
+      feed.push_back(operands[i].value);
+    }
+  }
+  graph::Node* node = g.add_node(op, inputs, attrs, "node", options.num_outputs);
+  for (graph::Value* out : node->outputs) g.add_output(out);
+  g.infer_shapes();
+  const auto reference_plan = runtime::compile(g);
+  const auto fast_plan = runtime::compile(g, {.providers = {provider}});
+  if (options.provider) {
+    ASSERT_EQ(fast_plan->steps.at(0).provider, *options.provider) << op;
+  }
+  const std::vector<Tensor> want = runtime::Executor(reference_plan).run(feed);
+  const std::vector<Tensor> got = runtime::Executor(fast_plan).run(feed);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    ASSERT_EQ(got[k].shape(), want[k].shape());
+    ASSERT_EQ(got[k].dtype(), want[k].dtype());
+    const auto a = got[k].cast(DType::kFloat32).to_vector<float>();
+    const auto b = want[k].cast(DType::kFloat32).to_vector<float>();
+    double scale = 1e-6;
+    for (float v : b)
+      if (std::isfinite(v)) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+    for (size_t i = 0; i < a.size(); ++i) {
+      const std::string where = op + " output " + std::to_string(k) + " element " + std::to_string(i) +
+                                " of " + std::to_string(a.size());
+      if (std::isnan(b[i]) || std::isinf(b[i])) {
+        ASSERT_TRUE(std::isnan(b[i]) ? std::isnan(a[i]) : a[i] == b[i])
+            << where << ": got " << a[i] << ", want " << b[i];
+        continue;
+      }
+      const double allowed =
+          options.tolerance * (options.per_element ? 1.0 + std::fabs(static_cast<double>(b[i])) : scale);
+      ASSERT_NEAR(a[i], b[i], allowed) << where;
+    }
+  }
+}
+
+// The common case: float32 at the default tolerance; `expect_onednn`: oneDNN must take the node
+// (else the reference kernel must).
+inline void compare(const std::string& op, const AttrMap& attrs, const std::vector<Operand>& operands,
+                    bool expect_onednn = true) {
+  compare(op, attrs, operands, CompareOptions{.provider = expect_onednn ? "onednn" : "reference"});
+}
+
+}  // namespace kiln::onednn
