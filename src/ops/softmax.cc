@@ -67,12 +67,23 @@ void softmax_kernel(KernelContext& ctx) {
     std::fill(sum, sum + count, 0.0);
     for (int64_t k = 0; k < len; ++k)
       for (int64_t j = 0; j < count; ++j) max[j] = std::max(max[j], static_cast<C>(x[k * inner + j]));
+    // 16-bit types round each step to the type, as ONNX's reference (and its Softmax function
+    // body) computes them: x - max, the exponential, the sum and the quotient.
+    constexpr bool kRoundSteps = !kLog && !std::is_same_v<T, C>;
     for (int64_t k = 0; k < len; ++k) {
       for (int64_t j = 0; j < count; ++j) {
-        const C e = std::exp(static_cast<C>(x[k * inner + j]) - max[j]);
-        sum[j] += static_cast<double>(e);
-        // Where y holds C exactly, keep the exponential for the last pass instead of recomputing it.
-        if constexpr (!kLog && std::is_same_v<T, C>) y[k * inner + j] = e;
+        C shifted = static_cast<C>(x[k * inner + j]) - max[j];
+        if constexpr (kRoundSteps) shifted = static_cast<C>(convert_value<T>(shifted));
+        const C e = std::exp(shifted);
+        if constexpr (kRoundSteps) {
+          const T rounded = convert_value<T>(e);
+          sum[j] += static_cast<double>(static_cast<C>(rounded));
+          y[k * inner + j] = rounded;
+        } else {
+          sum[j] += static_cast<double>(e);
+          // Where y holds C exactly, keep the exponential for the last pass instead of recomputing it.
+          if constexpr (!kLog) y[k * inner + j] = e;
+        }
       }
     }
     if constexpr (kLog) {
@@ -83,17 +94,17 @@ void softmax_kernel(KernelContext& ctx) {
         for (int64_t j = 0; j < count; ++j)
           y[k * inner + j] = convert_value<T>((static_cast<C>(x[k * inner + j]) - max[j]) - log_sum[j]);
     } else {
-      C scale[kLineBlock];
-      for (int64_t j = 0; j < count; ++j) scale[j] = static_cast<C>(1.0 / sum[j]);
-      for (int64_t k = 0; k < len; ++k) {
-        for (int64_t j = 0; j < count; ++j) {
-          if constexpr (std::is_same_v<T, C>) {
-            y[k * inner + j] *= scale[j];
-          } else {
-            y[k * inner + j] =
-                convert_value<T>(std::exp(static_cast<C>(x[k * inner + j]) - max[j]) * scale[j]);
-          }
-        }
+      if constexpr (kRoundSteps) {
+        C total[kLineBlock];
+        for (int64_t j = 0; j < count; ++j) total[j] = static_cast<C>(convert_value<T>(sum[j]));
+        for (int64_t k = 0; k < len; ++k)
+          for (int64_t j = 0; j < count; ++j)
+            y[k * inner + j] = convert_value<T>(static_cast<C>(y[k * inner + j]) / total[j]);
+      } else {
+        C scale[kLineBlock];
+        for (int64_t j = 0; j < count; ++j) scale[j] = static_cast<C>(1.0 / sum[j]);
+        for (int64_t k = 0; k < len; ++k)
+          for (int64_t j = 0; j < count; ++j) y[k * inner + j] *= scale[j];
       }
     }
   });
