@@ -75,7 +75,9 @@ TEST(OnednnKernels, GemmTransposesBiasShapesAndAlpha) {
     SCOPED_TRACE(c.a.to_string() + " x " + c.b.to_string());
     std::vector<Operand> operands{{random_tensor(c.a, rng)}, {random_tensor(c.b, rng), true}};
     if (c.c) operands.push_back({random_tensor(*c.c, rng), true});
-    compare("Gemm", c.attrs, operands);
+    // A per-row C (M, 1) has only oneDNN's generic implementation, which is declined.
+    const bool per_row = c.c && c.c->ndim() == 2 && (*c.c)[1] == 1 && c.b[1] != 1;
+    compare("Gemm", c.attrs, operands, CompareOptions{.provider = per_row ? "reference" : "onednn"});
   }
   // beta other than 1 is left to the reference kernel.
   compare("Gemm", {{"beta", 0.5}},

@@ -2,6 +2,7 @@
 // and an activation, as post-ops) on oneDNN's convolution primitive. The primitive picks its layouts (format
 // `any`): the weight is reordered into its layout once at compile time; activations in a blocked layout are
 // reordered on the way in and out of each call until layout planning keeps them blocked between ops.
+#include <cstring>
 #include <memory>
 
 #include "backends/onednn/onednn_common.h"
@@ -18,7 +19,9 @@ struct ConvKernel {
   dnnl::memory::desc x_plain, y_plain, bias_desc;
   dnnl::memory weights;  // prepared
   bool has_bias = false;
-  std::optional<dnnl::memory::desc> residual_desc;  // FusedConv's Z, added by a binary post-op
+  // FusedConv's Z (the output's shape): placed in the output before the call, which a sum
+  // post-op then accumulates into; every fast convolution implements that one.
+  bool has_residual = false;
 
   void operator()(ops::KernelContext& ctx) const {
     dnnl::memory x = wrap(x_plain, ctx.input(0));
@@ -31,12 +34,18 @@ struct ConvKernel {
       reorder(x, *x_blocked);
     }
     if (pd.dst_desc() != y_plain) y_blocked = temporary_memory(pd.dst_desc(), y_bytes);
+    if (has_residual) {
+      dnnl::memory z = wrap(y_plain, ctx.input(3));
+      if (y_blocked) {
+        reorder(z, *y_blocked);
+      } else {
+        std::memcpy(ctx.output(0).raw_data(), ctx.input(3).raw_data(), ctx.output(0).nbytes());
+      }
+    }
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, x_blocked ? *x_blocked : x},
                                                {DNNL_ARG_WEIGHTS, weights},
                                                {DNNL_ARG_DST, y_blocked ? *y_blocked : y}};
     if (has_bias) args[DNNL_ARG_BIAS] = wrap(bias_desc, ctx.input(2));
-    if (residual_desc)
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = wrap(*residual_desc, ctx.input(3));
     execute(primitive, pd, args);
     if (y_blocked) reorder(*y_blocked, y);
   }
@@ -88,8 +97,9 @@ ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
   dnnl::primitive_attr attr = base_attr();
   dnnl::post_ops post;
   if (has_input(node, 3)) {
-    kernel->residual_desc = plain_desc(input_info(node, 3).shape, input_info(node, 3).dtype);
-    post.append_binary(dnnl::algorithm::binary_add, *kernel->residual_desc);
+    if (input_info(node, 3).dtype != y.dtype || input_info(node, 3).shape != y.shape) return {};
+    kernel->has_residual = true;
+    post.append_sum(1.f);
   }
   append_activation(post, attrs);
   attr.set_post_ops(post);
@@ -106,6 +116,7 @@ ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
         cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
         y_any, strides, dilations, pad_begin, pad_end, base_attr());
   }
+  if (is_generic_impl(kernel->pd)) return {};
   kernel->primitive = dnnl::convolution_forward(kernel->pd);
   const dnnl::memory::desc w_plain = plain_desc(w, w_constant->dtype()).reshape(w_dims);
   kernel->weights = prepare_constant(wrap(w_plain, *w_constant), kernel->pd.weights_desc());

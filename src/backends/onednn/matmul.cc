@@ -1,7 +1,7 @@
 // MatMul and Gemm, and their fused forms (a bias and an activation as post-ops), on oneDNN's
 // matmul primitive. A constant right-hand side (a weight) is
 // reordered once, at compile time, into the layout the primitive prefers; Gemm's transposes are
-// strides on the operands' descriptors, and its C is the primitive's bias.
+// strides on the operands' descriptors, and its C a binary post-op.
 #include <memory>
 
 #include "backends/onednn/onednn_common.h"
@@ -19,38 +19,49 @@ dnnl::memory::desc matrix_desc(int64_t rows, int64_t cols, DType dtype, bool tra
 }
 
 // The kernel state shared by every call: the primitive, and the weight when it is prepared.
+// What is added to the product (Gemm's C, FusedMatMul's bias): input 2, broadcast to the output
+// by a binary post-op, the form oneDNN's fast kernels take for every broadcast (their bias
+// argument takes only some).
+struct Addend {
+  dnnl::memory::desc desc;
+  int post_op_index = 0;  // its place among the post-ops
+};
+
 struct MatmulKernel {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
-  dnnl::memory::desc a_desc, b_desc, bias_desc, out_desc;
+  dnnl::memory::desc a_desc, b_desc, out_desc;
   std::optional<dnnl::memory> prepared_b;
-  bool has_bias = false;
+  std::optional<Addend> addend;
 
   void operator()(ops::KernelContext& ctx) const {
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, wrap(a_desc, ctx.input(0))},
         {DNNL_ARG_WEIGHTS, prepared_b ? *prepared_b : wrap(b_desc, ctx.input(1))},
         {DNNL_ARG_DST, wrap(out_desc, ctx.output(0))}};
-    if (has_bias) args[DNNL_ARG_BIAS] = wrap(bias_desc, ctx.input(2));
+    if (addend) {
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(addend->post_op_index) | DNNL_ARG_SRC_1] =
+          wrap(addend->desc, ctx.input(2));
+    }
     execute(primitive, pd, args);
   }
 };
 
-// Builds the primitive for descriptors a x b (+ bias) -> out; `b_constant` is prepared once.
+// Builds the primitive for descriptors a x b -> out, then the post-ops in `attr`; `b_constant`
+// is prepared once.
 ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc& b, const Tensor* b_constant,
-                          const std::optional<dnnl::memory::desc>& bias, const dnnl::memory::desc& out,
+                          const std::optional<Addend>& addend, const dnnl::memory::desc& out,
                           const dnnl::primitive_attr& attr) {
   auto kernel = std::make_shared<MatmulKernel>();
   const dnnl::memory::desc b_choice =
       b_constant != nullptr ? dnnl::memory::desc(b.get_dims(), b.get_data_type(), tag::any) : b;
-  kernel->pd = bias ? dnnl::matmul::primitive_desc(cpu_engine(), a, b_choice, *bias, out, attr)
-                    : dnnl::matmul::primitive_desc(cpu_engine(), a, b_choice, out, attr);
+  kernel->pd = dnnl::matmul::primitive_desc(cpu_engine(), a, b_choice, out, attr);
+  if (is_generic_impl(kernel->pd)) return {};
   kernel->primitive = dnnl::matmul(kernel->pd);
   kernel->a_desc = a;
   kernel->b_desc = b;
   kernel->out_desc = out;
-  kernel->has_bias = bias.has_value();
-  if (bias) kernel->bias_desc = *bias;
+  kernel->addend = addend;
   if (b_constant != nullptr) {
     // The constant is stored as `b` describes it (possibly transposed); the reorder packs it.
     kernel->prepared_b = prepare_constant(wrap(b, *b_constant), kernel->pd.weights_desc());
@@ -79,15 +90,16 @@ ops::KernelFn make_matmul_kernel(const graph::Node& node, const Attrs& attrs) {
   const dnnl::memory::desc a_desc = row_major(padded_dims(a.shape, rank), a.dtype);
   const dnnl::memory::desc b_desc = row_major(padded_dims(b.shape, rank), b.dtype);
   const dnnl::memory::desc out_desc = plain_desc(out.shape, out.dtype);
-  // FusedMatMul: a per-column bias (the primitive's bias, broadcast over the rows) and an activation.
-  std::optional<dnnl::memory::desc> bias;
+  // FusedMatMul: a per-column bias, then an activation.
+  dnnl::post_ops post;
+  std::optional<Addend> bias;
   if (has_input(node, 2)) {
     if (input_info(node, 2).dtype != out.dtype) return {};
-    bias = row_major(padded_dims(input_info(node, 2).shape, rank), out.dtype);
+    bias = Addend{row_major(padded_dims(input_info(node, 2).shape, rank), out.dtype), post.len()};
+    post.append_binary(dnnl::algorithm::binary_add, bias->desc);
   }
-  dnnl::primitive_attr attr = base_attr();
-  dnnl::post_ops post;
   append_activation(post, attrs);
+  dnnl::primitive_attr attr = base_attr();
   attr.set_post_ops(post);
   return make_matmul(a_desc, b_desc, constant_input(node, 1), bias, out_desc, attr);
 }
@@ -101,23 +113,21 @@ ops::KernelFn make_gemm_kernel(const graph::Node& node, const Attrs& attrs) {
   if (a.dtype != b.dtype) return {};
   const int64_t m = out.shape[0], n = out.shape[1];
   const int64_t k = trans_a ? a.shape[0] : a.shape[1];
-  std::optional<dnnl::memory::desc> bias;
+  // alpha * op(A) op(B), + C (broadcast to (M, N)), then FusedGemm's activation, as post-ops.
+  dnnl::post_ops post;
+  if (alpha != 1.0) post.append_eltwise(dnnl::algorithm::eltwise_linear, static_cast<float>(alpha), 0.f);
+  std::optional<Addend> c_addend;
   if (has_input(node, 2) && beta != 0.0) {
     const auto& c = input_info(node, 2);
-    // C broadcasts to (M, N); oneDNN's bias broadcasts the same way once it is 2-D.
     if (beta != 1.0 || c.dtype != out.dtype) return {};
-    bias = row_major(padded_dims(c.shape, 2), c.dtype);
+    c_addend = Addend{row_major(padded_dims(c.shape, 2), c.dtype), post.len()};
+    post.append_binary(dnnl::algorithm::binary_add, c_addend->desc);
   }
+  append_activation(post, attrs);
   dnnl::primitive_attr attr = base_attr();
-  dnnl::post_ops post;
-  if (alpha != 1.0) {
-    if (bias) return {};  // alpha would scale the bias too
-    post.append_eltwise(dnnl::algorithm::eltwise_linear, static_cast<float>(alpha), 0.f);
-  }
-  append_activation(post, attrs);  // FusedGemm
   attr.set_post_ops(post);
   return make_matmul(matrix_desc(m, k, a.dtype, trans_a), matrix_desc(k, n, b.dtype, trans_b),
-                     constant_input(node, 1), bias, plain_desc(out.shape, out.dtype), attr);
+                     constant_input(node, 1), c_addend, plain_desc(out.shape, out.dtype), attr);
 }
 
 }  // namespace

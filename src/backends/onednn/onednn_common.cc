@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "kiln/error.hpp"
 #include "kiln/storage.hpp"
@@ -35,6 +36,14 @@ std::optional<dnnl::memory::data_type> to_dnnl(DType dtype) {
     default:
       return std::nullopt;
   }
+}
+
+bool is_float(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kBFloat16 || dtype == DType::kFloat16;
+}
+
+bool is_generic_impl(const dnnl::primitive_desc_base& pd) {
+  return std::string_view(pd.impl_info_str()).find("ref:") != std::string_view::npos;
 }
 
 dnnl::memory::dims to_dims(const Shape& shape) {

@@ -26,6 +26,12 @@ const dnnl::engine& cpu_engine();
 
 // The oneDNN element type of a Kiln dtype, if oneDNN computes with it.
 std::optional<dnnl::memory::data_type> to_dnnl(DType dtype);
+// The floating types oneDNN computes with (float32, bfloat16, float16).
+bool is_float(DType dtype);
+// oneDNN's generic implementations ("ref:") are plain loops, many times slower than Kiln's
+// reference kernels: a maker that gets one declines the node.
+bool is_generic_impl(const dnnl::primitive_desc_base& pd);
+
 // A row-major descriptor for a tensor of `shape` and `dtype` (which to_dnnl must accept).
 dnnl::memory::desc plain_desc(const Shape& shape, DType dtype);
 dnnl::memory::dims to_dims(const Shape& shape);

@@ -1,0 +1,199 @@
+// Add, Sub, Mul, Div, Max and Min of two float tensors with numpy broadcasting on oneDNN's binary
+// primitive, and Pow with a constant scalar exponent on its eltwise pow.
+//
+// oneDNN broadcasts only its second source. When the first input is the broadcast one, the
+// commutative ops swap their inputs and Sub computes -(B - A), which is exact; Div, inputs that
+// both broadcast, and broadcasts that only oneDNN's generic implementation covers (after unit
+// axes are dropped and alike neighbours merged) stay with the reference kernel, as do small
+// tensors (see kMinElements) and integers (which oneDNN would compute in float).
+//
+// Unlike the reference kernel, oneDNN's Max and Min do not propagate a NaN in the first source.
+//
+// The executor may give the output the buffer of either input (in place). oneDNN allows the
+// output to alias only the first source, so when it aliases the second the kernel swaps the
+// sources (commutative ops, Sub with the negation) or, for Div, reads a copy of the divisor.
+#include <cstring>
+#include <memory>
+#include <string_view>
+
+#include "backends/onednn/onednn_common.h"
+
+namespace kiln::onednn {
+namespace {
+
+using algo = dnnl::algorithm;
+
+// Below this many elements a oneDNN call (1 to 3 us of wrapping, dispatch and synchronization)
+// costs more than the whole reference kernel.
+constexpr int64_t kMinElements = 8192;
+// Without broadcasting, the reference kernel runs float32 at memory speed too: oneDNN only draws
+// level from about this size (it stays far ahead for the 16-bit floats and for broadcasts).
+constexpr int64_t kMinElementsSameShapeFloat32 = 1 << 18;
+
+// The output's dims and the broadcast source's, after dropping unit axes and merging neighbours
+// that broadcast alike: (N, C, H, W) with (C, 1, 1) becomes (N, C, H*W) with (1, C, 1), the
+// per-channel case oneDNN's fast kernels cover.
+struct MergedDims {
+  dnnl::memory::dims full, broadcast;
+};
+
+MergedDims merge_axes(const Shape& out, const Shape& broadcast) {
+  MergedDims m;
+  const int lead = out.ndim() - broadcast.ndim();
+  bool last_broadcast = false;
+  for (int i = 0; i < out.ndim(); ++i) {
+    if (out[i] == 1) continue;
+    const bool is_broadcast = i < lead || broadcast[i - lead] == 1;
+    if (!m.full.empty() && is_broadcast == last_broadcast) {
+      m.full.back() *= out[i];
+      if (!is_broadcast) m.broadcast.back() *= out[i];
+    } else {
+      m.full.push_back(out[i]);
+      m.broadcast.push_back(is_broadcast ? 1 : out[i]);
+    }
+    last_broadcast = is_broadcast;
+  }
+  if (m.full.empty()) m.full = m.broadcast = {1};
+  return m;
+}
+
+dnnl::memory::desc dense_desc(const dnnl::memory::dims& dims, DType dtype) {
+  return plain_desc(Shape(std::vector<int64_t>(dims.begin(), dims.end())), dtype);
+}
+
+struct BinaryPrimitive {
+  dnnl::binary::primitive_desc pd;
+  dnnl::binary primitive;
+};
+
+// C = op(A, B) where oneDNN computes sources (first, second) = (A, B), or (B, A) when `swapped`.
+// The first source has the output's shape; both are described with merged axes.
+struct BinaryKernel {
+  BinaryPrimitive forward;                 // as chosen at compile time
+  std::optional<BinaryPrimitive> reverse;  // same-shape inputs: the sources the other way round
+  dnnl::memory::desc full_desc, broadcast_desc;
+  bool swapped = false;
+
+  void operator()(ops::KernelContext& ctx) const {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    Tensor& c = ctx.output(0);
+    const Tensor* first = swapped ? &b : &a;
+    const Tensor* second = swapped ? &a : &b;
+    const BinaryPrimitive* p = &forward;
+    std::shared_ptr<Storage> copy_bytes;
+    std::optional<dnnl::memory> second_copy;
+    if (second->raw_data() == c.raw_data() && a.raw_data() != b.raw_data()) {
+      // In place over the second source (possible only when the shapes are equal).
+      if (reverse) {
+        std::swap(first, second);
+        p = &*reverse;
+      } else {
+        second_copy = temporary_memory(full_desc, copy_bytes);
+        std::memcpy(second_copy->get_data_handle(), second->raw_data(), c.nbytes());
+      }
+    }
+    const dnnl::memory::desc& second_desc = p == &forward ? broadcast_desc : full_desc;
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC_0, wrap(full_desc, *first)},
+        {DNNL_ARG_SRC_1, second_copy ? *second_copy : wrap(second_desc, *second)},
+        {DNNL_ARG_DST, wrap(full_desc, c)}};
+    execute(p->primitive, p->pd, args);
+  }
+};
+
+// `negate`: the result is negated (Sub with its sources swapped).
+std::optional<BinaryPrimitive> make_primitive(algo algorithm, const dnnl::memory::desc& first,
+                                              const dnnl::memory::desc& second, const dnnl::memory::desc& out,
+                                              bool negate) {
+  dnnl::primitive_attr attr = base_attr();
+  if (negate) {
+    dnnl::post_ops post;
+    post.append_eltwise(algo::eltwise_linear, -1.f, 0.f);
+    attr.set_post_ops(post);
+  }
+  BinaryPrimitive p;
+  p.pd = dnnl::binary::primitive_desc(cpu_engine(), algorithm, first, second, out, attr);
+  if (is_generic_impl(p.pd)) return std::nullopt;
+  p.primitive = dnnl::binary(p.pd);
+  return p;
+}
+
+ops::KernelFn make_binary(const graph::Node& node, algo algorithm) {
+  if (node.inputs.size() != 2) return {};  // Max and Min are variadic
+  const auto& a = input_info(node, 0);
+  const auto& b = input_info(node, 1);
+  const auto& c = output_info(node, 0);
+  if (!is_float(c.dtype) || a.dtype != c.dtype || b.dtype != c.dtype) return {};
+  const bool commutative = algorithm != algo::binary_sub && algorithm != algo::binary_div;
+  const bool is_sub = algorithm == algo::binary_sub;
+  const bool a_full = a.shape.numel() == c.shape.numel(), b_full = b.shape.numel() == c.shape.numel();
+  const bool plain_float32 = a_full && b_full && c.dtype == DType::kFloat32;
+  if (c.shape.numel() < (plain_float32 ? kMinElementsSameShapeFloat32 : kMinElements)) return {};
+  if (!a_full && !(b_full && (commutative || is_sub))) return {};
+  auto kernel = std::make_shared<BinaryKernel>();
+  kernel->swapped = !a_full;
+  const MergedDims dims = merge_axes(c.shape, kernel->swapped ? a.shape : b.shape);
+  kernel->full_desc = dense_desc(dims.full, c.dtype);
+  kernel->broadcast_desc = dense_desc(dims.broadcast, c.dtype);
+  auto forward = make_primitive(algorithm, kernel->full_desc, kernel->broadcast_desc, kernel->full_desc,
+                                kernel->swapped && is_sub);
+  if (!forward) return {};
+  kernel->forward = *forward;
+  if (a_full && b_full && (commutative || is_sub)) {
+    kernel->reverse = make_primitive(algorithm, kernel->full_desc, kernel->full_desc, kernel->full_desc,
+                                     !kernel->swapped && is_sub);
+    if (!kernel->reverse) return {};
+  }
+  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+}
+
+template <algo kAlgorithm>
+ops::KernelFn make_fixed(const graph::Node& node, const Attrs&) {
+  return make_binary(node, kAlgorithm);
+}
+
+struct PowKernel {
+  dnnl::eltwise_forward::primitive_desc pd;
+  dnnl::eltwise_forward primitive;
+  dnnl::memory::desc desc;  // X and Z alike
+
+  void operator()(ops::KernelContext& ctx) const {
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(desc, ctx.input(0))},
+                                               {DNNL_ARG_DST, wrap(desc, ctx.output(0))}};
+    execute(primitive, pd, args);
+  }
+};
+
+// Z = X ^ y for a constant scalar y: oneDNN's eltwise pow, alpha * x ^ beta with alpha = 1. The
+// exponent must survive the conversion to float exactly.
+ops::KernelFn make_pow(const graph::Node& node, const Attrs&) {
+  const auto& x = input_info(node, 0);
+  const auto& z = output_info(node, 0);
+  const Tensor* exponent = constant_input(node, 1);
+  if (exponent == nullptr || exponent->numel() != 1 || !is_float(x.dtype) || x.shape != z.shape ||
+      x.shape.numel() < kMinElements)
+    return {};
+  const double y = exponent->cast(DType::kFloat64).to_vector<double>()[0];
+  if (static_cast<double>(static_cast<float>(y)) != y) return {};
+  auto kernel = std::make_shared<PowKernel>();
+  kernel->desc = plain_desc(x.shape, x.dtype);
+  kernel->pd = dnnl::eltwise_forward::primitive_desc(cpu_engine(), dnnl::prop_kind::forward_inference,
+                                                     algo::eltwise_pow, kernel->desc, kernel->desc, 1.f,
+                                                     static_cast<float>(y), base_attr());
+  if (is_generic_impl(kernel->pd)) return {};
+  kernel->primitive = dnnl::eltwise_forward(kernel->pd);
+  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+}
+
+}  // namespace
+
+KILN_ONEDNN_KERNEL(Add, make_fixed<algo::binary_add>);
+KILN_ONEDNN_KERNEL(Sub, make_fixed<algo::binary_sub>);
+KILN_ONEDNN_KERNEL(Mul, make_fixed<algo::binary_mul>);
+KILN_ONEDNN_KERNEL(Div, make_fixed<algo::binary_div>);
+KILN_ONEDNN_KERNEL(Max, make_fixed<algo::binary_max>);
+KILN_ONEDNN_KERNEL(Min, make_fixed<algo::binary_min>);
+KILN_ONEDNN_KERNEL(Pow, make_pow);
+
+}  // namespace kiln::onednn

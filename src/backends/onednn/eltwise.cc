@@ -1,0 +1,162 @@
+// Activations and unary math on oneDNN's eltwise primitive: Relu, LeakyRelu, Elu, Selu, Sigmoid,
+// Tanh, Clip (constant bounds), Gelu (erf and tanh forms), HardSigmoid, HardSwish, Softplus, Mish,
+// Exp, Log, Sqrt and Abs. Only algorithms whose formula is the ONNX one are mapped (Selu is Elu
+// followed by a linear scaling). The primitive reads element i before writing it, so the
+// executor may run these ops in place (output buffer == input buffer). Small tensors (see
+// kMinElements) and integers (which oneDNN would compute in float) stay with the reference kernel.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string_view>
+
+#include "backends/onednn/onednn_common.h"
+
+namespace kiln::onednn {
+namespace {
+
+using algo = dnnl::algorithm;
+
+// One eltwise algorithm with its parameters, and an optional scale applied afterwards.
+struct EltwiseSpec {
+  algo algorithm;
+  float alpha = 0.f, beta = 0.f;
+  std::optional<float> scale_after;
+};
+
+struct EltwisePrimitive {
+  dnnl::eltwise_forward::primitive_desc pd;
+  dnnl::eltwise_forward primitive;
+};
+
+struct EltwiseKernel {
+  EltwisePrimitive first;
+  // The scale, as a second pass over the output: oneDNN's fast eltwise kernels take no post-ops.
+  std::optional<EltwisePrimitive> scale;
+  dnnl::memory::desc desc;  // input and output alike
+
+  void operator()(ops::KernelContext& ctx) const {
+    dnnl::memory y = wrap(desc, ctx.output(0));
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(desc, ctx.input(0))}, {DNNL_ARG_DST, y}};
+    execute(first.primitive, first.pd, args);
+    if (scale) {
+      args[DNNL_ARG_SRC] = y;
+      execute(scale->primitive, scale->pd, args);
+    }
+  }
+};
+
+// Below this many elements a oneDNN call (1 to 3 us of wrapping, dispatch and synchronization)
+// costs more than the whole reference kernel of the cheap ops (Relu, Clip, Abs).
+constexpr int64_t kMinElements = 4096;
+
+std::optional<EltwisePrimitive> make_primitive(const dnnl::memory::desc& desc, algo algorithm, float alpha,
+                                               float beta) {
+  EltwisePrimitive p;
+  p.pd = dnnl::eltwise_forward::primitive_desc(cpu_engine(), dnnl::prop_kind::forward_inference, algorithm,
+                                               desc, desc, alpha, beta, base_attr());
+  if (is_generic_impl(p.pd)) return std::nullopt;
+  p.primitive = dnnl::eltwise_forward(p.pd);
+  return p;
+}
+
+ops::KernelFn make_eltwise(const graph::Node& node, const EltwiseSpec& spec) {
+  const auto& x = input_info(node, 0);
+  const auto& y = output_info(node, 0);
+  // Integer inputs would be computed in float (and saturate) by oneDNN.
+  if (!is_float(x.dtype) || x.dtype != y.dtype || x.shape != y.shape || x.shape.numel() < kMinElements)
+    return {};
+  auto kernel = std::make_shared<EltwiseKernel>();
+  kernel->desc = plain_desc(x.shape, x.dtype);
+  auto first = make_primitive(kernel->desc, spec.algorithm, spec.alpha, spec.beta);
+  if (!first) return {};
+  kernel->first = *first;
+  if (spec.scale_after) {
+    kernel->scale = make_primitive(kernel->desc, algo::eltwise_linear, *spec.scale_after, 0.f);
+    if (!kernel->scale) return {};
+  }
+  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+}
+
+float attr_float(const Attrs& attrs, const char* name) {
+  return static_cast<float>(attrs.get_float(name));
+}
+
+// A maker for an op that is one fixed algorithm.
+template <algo kAlgorithm>
+ops::KernelFn make_fixed(const graph::Node& node, const Attrs&) {
+  return make_eltwise(node, {kAlgorithm});
+}
+
+ops::KernelFn make_leaky_relu(const graph::Node& node, const Attrs& attrs) {
+  return make_eltwise(node, {algo::eltwise_relu, attr_float(attrs, "alpha")});
+}
+
+ops::KernelFn make_elu(const graph::Node& node, const Attrs& attrs) {
+  return make_eltwise(node, {algo::eltwise_elu, attr_float(attrs, "alpha")});
+}
+
+// gamma * (x > 0 ? x : alpha * (e^x - 1)): Elu, then a linear scaling.
+ops::KernelFn make_selu(const graph::Node& node, const Attrs& attrs) {
+  return make_eltwise(node, {algo::eltwise_elu, attr_float(attrs, "alpha"), 0.f, attr_float(attrs, "gamma")});
+}
+
+ops::KernelFn make_gelu(const graph::Node& node, const Attrs& attrs) {
+  const bool tanh_form = attrs.get_string("approximate") == "tanh";
+  return make_eltwise(node, {tanh_form ? algo::eltwise_gelu_tanh : algo::eltwise_gelu_erf});
+}
+
+// max(0, min(1, alpha * x + beta)).
+ops::KernelFn make_hard_sigmoid(const graph::Node& node, const Attrs& attrs) {
+  return make_eltwise(node,
+                      {algo::eltwise_hardsigmoid, attr_float(attrs, "alpha"), attr_float(attrs, "beta")});
+}
+
+// x * max(0, min(1, x / 6 + 1/2)): oneDNN's hardswish with alpha = 1/6, beta = 1/2.
+ops::KernelFn make_hard_swish(const graph::Node& node, const Attrs&) {
+  return make_eltwise(node, {algo::eltwise_hardswish, 1.f / 6.f, 0.5f});
+}
+
+// log(1 + e^x): oneDNN's soft_relu is (1 / alpha) * log(1 + e^(alpha * x)).
+ops::KernelFn make_softplus(const graph::Node& node, const Attrs&) {
+  return make_eltwise(node, {algo::eltwise_soft_relu, 1.f});
+}
+
+// The value of a constant scalar bound, or `otherwise` when the input is absent; nullopt when the
+// bound is computed at run time (the kernel would have to read it per call).
+std::optional<float> clip_bound(const graph::Node& node, int i, float otherwise) {
+  if (!has_input(node, i)) return otherwise;
+  const Tensor* bound = constant_input(node, i);
+  if (bound == nullptr || bound->numel() != 1) return std::nullopt;
+  return bound->cast(DType::kFloat32).to_vector<float>()[0];
+}
+
+// min(max(x, lo), hi). ONNX makes every element hi when lo > hi; oneDNN refuses lo > hi, and
+// clipping to [hi, hi] gives the same.
+ops::KernelFn make_clip(const graph::Node& node, const Attrs&) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const std::optional<float> lo = clip_bound(node, 1, -kInf), hi = clip_bound(node, 2, kInf);
+  if (!lo || !hi || std::isnan(*lo) || std::isnan(*hi)) return {};
+  return make_eltwise(node, {algo::eltwise_clip, std::min(*lo, *hi), *hi});
+}
+
+}  // namespace
+
+KILN_ONEDNN_KERNEL(Relu, make_fixed<algo::eltwise_relu>);
+KILN_ONEDNN_KERNEL(LeakyRelu, make_leaky_relu);
+KILN_ONEDNN_KERNEL(Elu, make_elu);
+KILN_ONEDNN_KERNEL(Selu, make_selu);
+KILN_ONEDNN_KERNEL(Sigmoid, make_fixed<algo::eltwise_logistic>);
+KILN_ONEDNN_KERNEL(Tanh, make_fixed<algo::eltwise_tanh>);
+KILN_ONEDNN_KERNEL(Clip, make_clip);
+KILN_ONEDNN_KERNEL(Gelu, make_gelu);
+KILN_ONEDNN_KERNEL(HardSigmoid, make_hard_sigmoid);
+KILN_ONEDNN_KERNEL(HardSwish, make_hard_swish);
+KILN_ONEDNN_KERNEL(Softplus, make_softplus);
+KILN_ONEDNN_KERNEL(Mish, make_fixed<algo::eltwise_mish>);
+KILN_ONEDNN_KERNEL(Exp, make_fixed<algo::eltwise_exp>);
+KILN_ONEDNN_KERNEL(Log, make_fixed<algo::eltwise_log>);
+KILN_ONEDNN_KERNEL(Sqrt, make_fixed<algo::eltwise_sqrt>);
+KILN_ONEDNN_KERNEL(Abs, make_fixed<algo::eltwise_abs>);
+
+}  // namespace kiln::onednn

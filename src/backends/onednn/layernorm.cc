@@ -1,0 +1,103 @@
+// LayerNormalization on oneDNN's layer normalization, which normalizes over the last dimension:
+// the tensor is viewed as (rows, cols) with cols the product of the axes from `axis` on. Scale
+// and B broadcast to those axes, so constant ones are expanded to cols float32 values once at
+// compile time; ones computed at run time must already be cols float32 values. oneDNN gives the
+// Mean output (float32 stash type) but not InvStdDev, so a node that has InvStdDev stays with
+// the reference kernel.
+#include <memory>
+#include <string_view>
+
+#include "backends/onednn/onednn_common.h"
+
+namespace kiln::onednn {
+namespace {
+
+using flags = dnnl::normalization_flags;
+
+// ONNX TensorProto code of float32, LayerNormalization's default stash_type.
+constexpr int64_t kStashFloat32 = 1;
+
+// `param` broadcast to `normalized` (numpy rules, its trailing axes aligned), flattened, float32.
+Tensor expand_param(const Tensor& param, const Shape& normalized) {
+  const std::vector<float> values = param.cast(DType::kFloat32).to_vector<float>();
+  const Shape& s = param.shape();
+  const int lead = normalized.ndim() - s.ndim();
+  const std::vector<int64_t> strides = contiguous_strides(s);
+  std::vector<float> out(static_cast<size_t>(normalized.numel()));
+  for (size_t j = 0; j < out.size(); ++j) {
+    int64_t rest = static_cast<int64_t>(j), source = 0;
+    for (int a = normalized.ndim() - 1; a >= lead; --a) {
+      const int64_t coord = rest % normalized[a];
+      rest /= normalized[a];
+      if (s[a - lead] != 1) source += coord * strides[static_cast<size_t>(a - lead)];
+    }
+    out[j] = values[static_cast<size_t>(source)];
+  }
+  return Tensor::from_vector(out, Shape{normalized.numel()});
+}
+
+// Scale (input 1) and B (input 2) in oneDNN's argument order.
+constexpr int kParamArgs[] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT};
+
+struct LayerNormKernel {
+  dnnl::layer_normalization_forward::primitive_desc pd;
+  dnnl::layer_normalization_forward primitive;
+  dnnl::memory::desc x_desc, param_desc, stat_desc;
+  std::optional<Tensor> constants[2];  // expanded float32 copies of the constant parameters
+  bool use_shift = false;
+  bool with_mean = false;  // the Mean output is requested
+
+  void operator()(ops::KernelContext& ctx) const {
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(x_desc, ctx.input(0))},
+                                               {DNNL_ARG_DST, wrap(x_desc, ctx.output(0))}};
+    for (int i = 0; i < (use_shift ? 2 : 1); ++i) {
+      const auto k = static_cast<size_t>(i);
+      args[kParamArgs[k]] = wrap(param_desc, constants[k] ? *constants[k] : ctx.input(i + 1));
+    }
+    std::shared_ptr<Storage> variance_bytes;
+    if (with_mean) {
+      args[DNNL_ARG_MEAN] = wrap(stat_desc, ctx.output(1));
+      args[DNNL_ARG_VARIANCE] = temporary_memory(stat_desc, variance_bytes);
+    }
+    execute(primitive, pd, args);
+  }
+};
+
+ops::KernelFn make_layer_norm(const graph::Node& node, const Attrs& attrs) {
+  const auto& x = input_info(node, 0);
+  const bool with_mean = node.outputs.size() == 2;
+  if (node.outputs.size() > 2 || (with_mean && attrs.get_int("stash_type") != kStashFloat32)) return {};
+  if (!is_float(x.dtype) || x.shape.numel() == 0) return {};
+  const int axis = normalize_axis(attrs.get_int("axis"), x.shape.ndim(), "attribute 'axis'");
+  const Shape normalized(std::vector<int64_t>(x.shape.begin() + axis, x.shape.end()));
+  const int64_t cols = normalized.numel(), rows = x.shape.numel() / cols;
+  auto kernel = std::make_shared<LayerNormKernel>();
+  kernel->use_shift = has_input(node, 2);
+  for (int i = 0; i < (kernel->use_shift ? 2 : 1); ++i) {
+    if (const Tensor* constant = constant_input(node, i + 1)) {
+      kernel->constants[static_cast<size_t>(i)] = expand_param(*constant, normalized);
+    } else if (input_info(node, i + 1).dtype != DType::kFloat32 ||
+               input_info(node, i + 1).shape.numel() != cols) {
+      return {};
+    }
+  }
+  kernel->with_mean = with_mean;
+  kernel->x_desc = plain_desc(Shape{rows, cols}, x.dtype);
+  kernel->param_desc = plain_desc(Shape{cols}, DType::kFloat32);
+  kernel->stat_desc = plain_desc(Shape{rows}, DType::kFloat32);
+  // Training propagation is the one that writes the statistics out.
+  const auto prop = with_mean ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  const flags params = kernel->use_shift ? flags::use_scale | flags::use_shift : flags::use_scale;
+  kernel->pd = dnnl::layer_normalization_forward::primitive_desc(
+      cpu_engine(), prop, kernel->x_desc, kernel->x_desc, kernel->stat_desc,
+      static_cast<float>(attrs.get_float("epsilon")), params, base_attr());
+  if (is_generic_impl(kernel->pd)) return {};
+  kernel->primitive = dnnl::layer_normalization_forward(kernel->pd);
+  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+}
+
+}  // namespace
+
+KILN_ONEDNN_KERNEL(LayerNormalization, make_layer_norm);
+
+}  // namespace kiln::onednn

@@ -1,0 +1,133 @@
+// MaxPool (without the Indices output), AveragePool, GlobalAveragePool and GlobalMaxPool on
+// oneDNN's pooling primitive, over 1 to 3 spatial axes (global pooling over any number: the
+// spatial axes are one axis to it).
+//
+// The window geometry is ONNX's (ops/pool_util.h). oneDNN asks for explicit trailing pads that
+// make the output size come out, so ceil_mode is extra trailing padding, and floor rounding
+// that drops trailing input elements is negative trailing padding. Padding never contributes a
+// value; AveragePool's count_include_pad divides by the whole window, which is ONNX's divisor
+// only while no window reaches past the explicit pads, so ceil_mode's extra padding with
+// count_include_pad stays with the reference kernel, as do windows whose taps (dilated) all
+// miss the input. oneDNN 3.2 pools dilated windows only with its generic implementation, which
+// is declined like every generic one (it is many times slower than the reference kernel).
+//
+// oneDNN's maximum is not NaN-propagating (a NaN tap may be skipped), unlike the reference's.
+#include <memory>
+#include <string_view>
+
+#include "backends/onednn/onednn_common.h"
+#include "ops/pool_util.h"
+
+namespace kiln::onednn {
+namespace {
+
+using algo = dnnl::algorithm;
+
+struct PoolKernel {
+  dnnl::pooling_forward::primitive_desc pd;
+  dnnl::pooling_forward primitive;
+  dnnl::memory::desc x_desc, y_desc;
+
+  void operator()(ops::KernelContext& ctx) const {
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(x_desc, ctx.input(0))},
+                                               {DNNL_ARG_DST, wrap(y_desc, ctx.output(0))}};
+    execute(primitive, pd, args);
+  }
+};
+
+// Builds the pooling of `x_dims` into `y_dims` (both N, C, spatial...) over plain tensors.
+ops::KernelFn make_pool(algo algorithm, const dnnl::memory::dims& x_dims, const dnnl::memory::dims& y_dims,
+                        DType dtype, const dnnl::memory::dims& kernel_dims, const dnnl::memory::dims& strides,
+                        const dnnl::memory::dims& dilations, const dnnl::memory::dims& pad_begin,
+                        const dnnl::memory::dims& pad_end) {
+  auto kernel = std::make_shared<PoolKernel>();
+  kernel->x_desc = plain_desc(Shape(std::vector<int64_t>(x_dims.begin(), x_dims.end())), dtype);
+  kernel->y_desc = plain_desc(Shape(std::vector<int64_t>(y_dims.begin(), y_dims.end())), dtype);
+  kernel->pd = dnnl::pooling_forward::primitive_desc(cpu_engine(), dnnl::prop_kind::forward_inference,
+                                                     algorithm, kernel->x_desc, kernel->y_desc, strides,
+                                                     kernel_dims, dilations, pad_begin, pad_end, base_attr());
+  if (is_generic_impl(kernel->pd)) return {};
+  kernel->primitive = dnnl::pooling_forward(kernel->pd);
+  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+}
+
+// True when some window's taps all fall into the padding (dilation can step over the input).
+bool has_empty_window(const ops::PoolWindow& w, size_t axis) {
+  const int64_t in = w.input[axis], k = w.kernel[axis], s = w.strides[axis], d = w.dilations[axis];
+  for (int64_t o = 0; o < w.output[axis]; ++o) {
+    const int64_t start = o * s - w.pad_begin[axis];
+    bool hit = false;
+    for (int64_t t = 0; t < k && !hit; ++t) hit = start + t * d >= 0 && start + t * d < in;
+    if (!hit) return true;
+  }
+  return false;
+}
+
+ops::KernelFn make_window_pool(const graph::Node& node, const Attrs& attrs, bool is_max) {
+  const auto& x = input_info(node, 0);
+  const auto& y = output_info(node, 0);
+  if (node.outputs.size() != 1 || !is_float(x.dtype) || y.shape.numel() == 0) return {};
+  const ops::PoolWindow w = ops::pool_window(attrs, x.shape, "input 0 (X)");
+  const bool include_pad = !is_max && attrs.get_int("count_include_pad") == 1;
+  dnnl::memory::dims strides, dilations, pad_begin, pad_end;
+  for (size_t i = 0; i < w.input.size(); ++i) {
+    // The trailing pad that makes the output size come out (see the file comment).
+    const int64_t end =
+        (w.output[i] - 1) * w.strides[i] + w.extent(static_cast<int>(i)) - w.input[i] - w.pad_begin[i];
+    if (has_empty_window(w, i) || (include_pad && end > w.pad_end[i])) return {};
+    strides.push_back(w.strides[i]);
+    dilations.push_back(w.dilations[i] - 1);  // oneDNN counts the gaps
+    pad_begin.push_back(w.pad_begin[i]);
+    pad_end.push_back(end);
+  }
+  const algo algorithm = is_max        ? algo::pooling_max
+                         : include_pad ? algo::pooling_avg_include_padding
+                                       : algo::pooling_avg_exclude_padding;
+  return make_pool(algorithm, to_dims(x.shape), to_dims(y.shape), x.dtype,
+                   dnnl::memory::dims(w.kernel.begin(), w.kernel.end()), strides, dilations, pad_begin,
+                   pad_end);
+}
+
+ops::KernelFn make_max_pool(const graph::Node& node, const Attrs& attrs) {
+  return make_window_pool(node, attrs, true);
+}
+
+ops::KernelFn make_average_pool(const graph::Node& node, const Attrs& attrs) {
+  return make_window_pool(node, attrs, false);
+}
+
+// One window over all spatial axes. More than three spatial axes are flattened into one (the
+// planes are contiguous, so the window covers the same elements).
+ops::KernelFn make_global_pool(const graph::Node& node, algo algorithm) {
+  const auto& x = input_info(node, 0);
+  if (!is_float(x.dtype) || x.shape.numel() == 0) return {};
+  dnnl::memory::dims x_dims = to_dims(x.shape);
+  if (x_dims.size() > 5) {
+    int64_t plane = 1;
+    for (size_t i = 2; i < x_dims.size(); ++i) plane *= x_dims[i];
+    x_dims = {x_dims[0], x_dims[1], plane};
+  }
+  const size_t spatial = x_dims.size() - 2;
+  dnnl::memory::dims y_dims(x_dims.begin(), x_dims.begin() + 2);
+  y_dims.resize(x_dims.size(), 1);
+  const dnnl::memory::dims kernel_dims(x_dims.begin() + 2, x_dims.end());
+  const dnnl::memory::dims ones(spatial, 1), zeros(spatial, 0);
+  return make_pool(algorithm, x_dims, y_dims, x.dtype, kernel_dims, ones, zeros, zeros, zeros);
+}
+
+ops::KernelFn make_global_average_pool(const graph::Node& node, const Attrs&) {
+  return make_global_pool(node, algo::pooling_avg_exclude_padding);
+}
+
+ops::KernelFn make_global_max_pool(const graph::Node& node, const Attrs&) {
+  return make_global_pool(node, algo::pooling_max);
+}
+
+}  // namespace
+
+KILN_ONEDNN_KERNEL(MaxPool, make_max_pool);
+KILN_ONEDNN_KERNEL(AveragePool, make_average_pool);
+KILN_ONEDNN_KERNEL(GlobalAveragePool, make_global_average_pool);
+KILN_ONEDNN_KERNEL(GlobalMaxPool, make_global_max_pool);
+
+}  // namespace kiln::onednn

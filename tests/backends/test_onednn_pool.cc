@@ -1,0 +1,115 @@
+// oneDNN's pooling kernels against the reference kernels: MaxPool and AveragePool over 1 to 3
+// spatial axes with strides, pads, SAME and VALID padding, ceil_mode and count_include_pad,
+// global pooling of any rank, bfloat16 and float16, and the cases left to the reference kernel.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "backends/onednn_test_util.h"
+
+namespace kiln::onednn {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+struct PoolCase {
+  Shape x;
+  AttrMap attrs;
+};
+
+const std::vector<PoolCase>& window_cases() {
+  static const std::vector<PoolCase> cases{
+      {{1, 3, 7, 9}, {{"kernel_shape", Ints{3, 3}}}},
+      {{2, 5, 11, 6}, {{"kernel_shape", Ints{3, 2}}, {"strides", Ints{2, 1}}, {"pads", Ints{1, 0, 1, 1}}}},
+      // Floor rounding drops the last row and column (negative trailing padding to oneDNN).
+      {{1, 4, 7, 7}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}},
+      {{1, 4, 7, 8}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", 1}}},
+      {{1, 64, 28, 28}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
+      {{2, 3, 13, 10}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 3}}, {"auto_pad", "SAME_UPPER"}}},
+      {{2, 3, 13, 10}, {{"kernel_shape", Ints{4, 2}}, {"strides", Ints{3, 2}}, {"auto_pad", "SAME_LOWER"}}},
+      {{1, 2, 9, 9}, {{"kernel_shape", Ints{3, 3}}, {"auto_pad", "VALID"}, {"strides", Ints{2, 2}}}},
+      {{3, 6, 17}, {{"kernel_shape", Ints{4}}, {"strides", Ints{3}}, {"pads", Ints{1, 2}}}},  // 1-D
+      {{1, 3, 6, 7, 8},
+       {{"kernel_shape", Ints{2, 3, 2}}, {"strides", Ints{2, 2, 1}}, {"pads", Ints{1, 0, 1, 0, 1, 0}}}},
+      {{1, 17, 10, 10}, {{"kernel_shape", Ints{5, 5}}, {"strides", Ints{3, 3}}, {"pads", Ints{2, 2, 2, 2}}}},
+  };
+  return cases;
+}
+
+TEST(OnednnPool, MaxPoolWindows) {
+  std::mt19937 rng(31);
+  for (const PoolCase& c : window_cases()) {
+    SCOPED_TRACE(c.x.to_string());
+    compare("MaxPool", c.attrs, {{random_tensor(c.x, rng)}}, CompareOptions{.tolerance = 0});
+  }
+}
+
+TEST(OnednnPool, AveragePoolWindowsWithAndWithoutPaddingInTheCount) {
+  std::mt19937 rng(32);
+  for (const PoolCase& c : window_cases()) {
+    for (int include_pad : {0, 1}) {
+      SCOPED_TRACE(c.x.to_string() + " count_include_pad " + std::to_string(include_pad));
+      AttrMap attrs = c.attrs;
+      attrs.insert_or_assign("count_include_pad", include_pad);
+      // ceil_mode's extra window reaches past the explicit pads: its divisor is ONNX's only
+      // without count_include_pad.
+      const bool beyond_pads = attrs.count("ceil_mode") != 0 && include_pad == 1;
+      compare("AveragePool", attrs, {{random_tensor(c.x, rng)}},
+              CompareOptions{.provider = beyond_pads ? "reference" : "onednn", .tolerance = 1e-6});
+    }
+  }
+}
+
+TEST(OnednnPool, CeilModeWithinTheExplicitPadsCountsThem) {
+  std::mt19937 rng(33);
+  // 9 + 2 pads, window 3, stride 2: ceil_mode adds no window beyond the pads here.
+  compare("AveragePool",
+          {{"kernel_shape", Ints{3, 3}},
+           {"strides", Ints{2, 2}},
+           {"pads", Ints{1, 1, 1, 1}},
+           {"ceil_mode", 1},
+           {"count_include_pad", 1}},
+          {{random_tensor({1, 3, 9, 9}, rng)}}, CompareOptions{.tolerance = 1e-6});
+}
+
+TEST(OnednnPool, GlobalPoolingOfAnyRank) {
+  std::mt19937 rng(34);
+  for (const Shape& x :
+       std::vector<Shape>{{1, 2048, 7, 7}, {2, 3, 5}, {2, 5, 3, 4, 6}, {1, 3, 2, 3, 2, 3}, {3, 7, 1, 1}}) {
+    SCOPED_TRACE(x.to_string());
+    compare("GlobalAveragePool", {}, {{random_tensor(x, rng)}}, CompareOptions{.tolerance = 1e-6});
+    compare("GlobalMaxPool", {}, {{random_tensor(x, rng)}}, CompareOptions{.tolerance = 0});
+  }
+}
+
+TEST(OnednnPool, LowPrecisionTypes) {
+  std::mt19937 rng(35);
+  const std::optional<std::string> f16 = cpu_has_f16() ? std::optional<std::string>("onednn") : "reference";
+  const AttrMap attrs{{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}};
+  for (const std::string op : {"MaxPool", "AveragePool"}) {
+    SCOPED_TRACE(op);
+    compare(op, attrs, {{random_tensor({2, 16, 9, 10}, rng, -1.f, 1.f, DType::kBFloat16)}},
+            CompareOptions{.tolerance = 1e-2});
+    compare(op, attrs, {{random_tensor({2, 16, 9, 10}, rng, -1.f, 1.f, DType::kFloat16)}},
+            CompareOptions{.provider = f16, .tolerance = 2e-3});
+  }
+  compare("GlobalAveragePool", {}, {{random_tensor({2, 32, 7, 7}, rng, -1.f, 1.f, DType::kBFloat16)}},
+          CompareOptions{.tolerance = 1e-2});
+}
+
+TEST(OnednnPool, WhatOneDnnDoesNotCoverStaysWithTheReference) {
+  std::mt19937 rng(36);
+  // The Indices output.
+  compare("MaxPool", {{"kernel_shape", Ints{2, 2}}}, {{random_tensor({1, 2, 4, 4}, rng)}},
+          CompareOptions{.provider = "reference", .num_outputs = 2});
+  // 8-bit integers: in this layout only oneDNN's generic implementation takes them.
+  compare("MaxPool", {{"kernel_shape", Ints{2, 2}}},
+          {{random_tensor({1, 16, 6, 6}, rng, -128.f, 127.f, DType::kInt8)}}, false);
+  // Dilations: oneDNN 3.2 pools dilated windows only with its generic implementation, many times
+  // slower than the reference kernel.
+  compare("MaxPool", {{"kernel_shape", Ints{3, 2}}, {"dilations", Ints{2, 3}}, {"pads", Ints{2, 1, 2, 1}}},
+          {{random_tensor({1, 5, 12, 11}, rng)}}, false);
+}
+
+}  // namespace
+}  // namespace kiln::onednn
