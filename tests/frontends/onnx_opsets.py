@@ -62,6 +62,11 @@ CASES = [
     ("hardmax_11_axis1", 11, [N("Hardmax", ["x"], ["y"], axis=1)], {"x": x(2, 3, 4)}, ["y"]),
     ("batchnorm_7_spatial", 7, [N("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], spatial=1, epsilon=1e-3)],
      {"x": x(2, 3, 2, 2), "s": x(3), "b": x(3), "m": x(3), "v": np.abs(x(3)) + 0.5}, ["y"]),
+    ("gridsample_16_bilinear", 16, [N("GridSample", ["x", "g"], ["y"], mode="bilinear", align_corners=1)],
+     {"x": x(1, 2, 4, 5), "g": np.clip(x(1, 3, 3, 2), -1, 1)}, ["y"]),
+    ("roialign_10", 10, [N("RoiAlign", ["x", "rois", "idx"], ["y"], output_height=2, output_width=2, sampling_ratio=2)],
+     {"x": x(1, 2, 6, 6), "rois": np.array([[0.5, 0.5, 4.0, 5.0], [1.0, 0.0, 3.5, 3.0]], np.float32),
+      "idx": np.array([0, 0], np.int64)}, ["y"]),
     ("scatter_9", 9, [N("Scatter", ["x", "i", "u"], ["y"], axis=1)],
      {"x": x(2, 4), "i": np.array([[0, 3], [2, 1]], np.int64), "u": x(2, 2)}, ["y"]),
 ]

@@ -169,6 +169,21 @@ void scatter_to_scatter_elements(UpgradeContext& ctx) {
   ctx.node().op = "ScatterElements";
 }
 
+// GridSample before 20 named its modes after 2-D sampling.
+void grid_sample_mode_names(UpgradeContext& ctx) {
+  if (auto mode = ctx.take_attr("mode")) {
+    std::string name = std::get<std::string>(mode->coerced_to(AttrType::kString, "mode").variant());
+    if (name == "bilinear") name = "linear";
+    if (name == "bicubic") name = "cubic";
+    ctx.node().attrs.insert_or_assign("mode", AttrValue(name));
+  }
+}
+
+// RoiAlign before 16 had no coordinate_transformation_mode and behaved as output_half_pixel.
+void roi_align_coordinates(UpgradeContext& ctx) {
+  ctx.node().attrs.insert_or_assign("coordinate_transformation_mode", AttrValue("output_half_pixel"));
+}
+
 // BatchNormalization 7-8 had `spatial` (1: per channel, the only form since 9).
 void batchnorm_spatial(UpgradeContext& ctx) {
   if (auto spatial = ctx.take_attr("spatial")) {
@@ -201,6 +216,8 @@ const std::multimap<std::string, UpgradeRule>& rules() {
         {"Hardmax", {13, coerced_2d_softmax}},
         {"Scatter", {kAlways, scatter_to_scatter_elements}},
         {"BatchNormalization", {9, batchnorm_spatial}},
+        {"GridSample", {20, grid_sample_mode_names}},
+        {"RoiAlign", {16, roi_align_coordinates}},
     };
     for (const char* reduce : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                                "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
