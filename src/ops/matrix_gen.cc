@@ -117,6 +117,7 @@ KILN_REGISTER_OP(EyeLike)
       const int64_t rows = y.shape()[0], cols = y.shape()[1];
       // Past either corner no element lies on the diagonal; clamping first keeps i + k from overflowing.
       const int64_t k = std::clamp<int64_t>(ctx.attrs.get_int("k"), -rows, cols);
+      if (y.nbytes() == 0) return;  // an empty matrix has no storage to clear
       std::memset(y.raw_data(), 0, y.nbytes());
       const int64_t first = std::max<int64_t>(0, -k), last = std::min(rows, cols - k);
       dispatch_dtype(y.dtype(), [&](auto tag) {
