@@ -58,6 +58,9 @@ Tensor Tensor::scalar(double value, DType dtype) {
 }
 
 bool Tensor::is_contiguous() const {
+  // An empty tensor has no element out of place (and the product of its other dimensions may
+  // exceed int64, as contiguous_strides allows).
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (int i = ndim() - 1; i >= 0; --i) {
     if (shape_[i] != 1 && strides_[static_cast<size_t>(i)] != expected) return false;

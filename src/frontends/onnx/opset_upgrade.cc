@@ -158,7 +158,9 @@ void coerced_2d_softmax(UpgradeContext& ctx) {
     ctx.node().attrs.insert_or_assign("axis", AttrValue(int64_t{-1}));
     return;
   }
-  graph::Value* x = ctx.node().inputs.at(0);
+  KILN_CHECK(!ctx.node().inputs.empty() && ctx.node().inputs[0] != nullptr, ErrorCode::kIo, ctx.node().op, " '",
+             ctx.node().name, "': has no input");
+  graph::Value* x = ctx.node().inputs[0];
   graph::Value* shape = ctx.add("Shape", {x}, {}, "shape");
   graph::Value* flat = ctx.add("Flatten", {x}, {{"axis", axis}}, "flatten");
   graph::Value* y = ctx.add(ctx.node().op, {flat}, {{"axis", int64_t{1}}}, "2d");
