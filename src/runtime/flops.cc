@@ -2,6 +2,7 @@
 #include "runtime/flops.h"
 
 #include <optional>
+#include <string>
 #include <variant>
 
 namespace kiln::runtime {
@@ -16,14 +17,22 @@ std::optional<Shape> concrete(const graph::Value* v) {
   return v->info->shape;
 }
 
+// The matrix-like op a node computes: its own, or the base op of a fused one.
+std::string base_op(const std::string& op) {
+  if (op == "FusedConv") return "Conv";
+  if (op == "FusedGemm") return "Gemm";
+  if (op == "FusedMatMul") return "MatMul";
+  return op;
+}
+
 // Multiply-adds of a matrix-like node, or nullopt when its shapes are unknown.
-std::optional<int64_t> multiply_adds(const graph::Node& node) {
+std::optional<int64_t> multiply_adds(const graph::Node& node, const std::string& op) {
   if (node.inputs.size() < 2) return std::nullopt;
   const auto a = concrete(node.inputs[0]), b = concrete(node.inputs[1]), y = concrete(node.outputs[0]);
   if (!a || !b || !y || a->ndim() == 0 || b->ndim() == 0) return std::nullopt;
-  if (node.op == "Conv") return y->numel() * (b->numel() / (*b)[0]);           // W: (M, C/group, k...)
-  if (node.op == "ConvTranspose") return a->numel() * (b->numel() / (*b)[0]);  // W: (C, M/group, k...)
-  if (node.op == "MatMul") return y->numel() * (*a)[a->ndim() - 1];
+  if (op == "Conv") return y->numel() * (b->numel() / (*b)[0]);           // W: (M, C/group, k...)
+  if (op == "ConvTranspose") return a->numel() * (b->numel() / (*b)[0]);  // W: (C, M/group, k...)
+  if (op == "MatMul") return y->numel() * (*a)[a->ndim() - 1];
   // Gemm: A is (M, K), or (K, M) with transA.
   const auto it = node.attrs.find("transA");
   const int64_t* trans = it == node.attrs.end() ? nullptr : std::get_if<int64_t>(&it->second.variant());
@@ -37,8 +46,10 @@ FlopCount count_flops(const graph::Graph& graph) {
   FlopCount count;
   for (const graph::Node* node : graph.nodes()) {
     std::optional<int64_t> flops;
-    if (node->op == "Conv" || node->op == "ConvTranspose" || node->op == "Gemm" || node->op == "MatMul") {
-      if (const auto macs = multiply_adds(*node)) flops = 2 * *macs;
+    const std::string op = base_op(node->op);
+    if (op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul") {
+      // A fused op's residual, bias and activation are a few FLOPs per output: not counted.
+      if (const auto macs = multiply_adds(*node, op)) flops = 2 * *macs;
     } else if (node->schema().is_elementwise()) {
       if (const auto y = concrete(node->outputs[0])) flops = y->numel();
     } else {
