@@ -102,6 +102,8 @@ TEST(OnednnKernels, FusedOpsApplyResidualBiasAndEveryActivationAsPostOps) {
              {random_tensor({6, 5, 3, 3}, rng), true},
              {random_tensor({6}, rng), true},
              {random_tensor({2, 6, 7, 6}, rng)}});
+    // Without bias and residual too: the activation alone must still be applied.
+    compare("FusedConv", act, {{random_tensor({1, 4, 6, 6}, rng)}, {random_tensor({8, 4, 1, 1}, rng), true}});
     compare("FusedMatMul", act,
             {{random_tensor({3, 4, 9}, rng)},
              {random_tensor({9, 5}, rng), true},

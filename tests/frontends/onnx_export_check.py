@@ -213,6 +213,30 @@ def check_export(kiln, work, name, source, opset, extra=(), rtol=RTOL, atol=ATOL
     return exported
 
 
+def check_kiln_matches_ort(kiln, work, name, source):
+    """`kiln run` on the model itself gives ONNX Runtime's outputs, with the reference kernels and
+    the fast ones, unoptimized and at level all (Conv+BN folded, post-ops fused)."""
+    path, feeds = source
+    want = run_ort(path, feeds)
+    outputs = [o.name for o in onnx.load(path).graph.output]
+    for kernels in ("reference", "fast"):
+        for level in ("none", "all"):
+            out_dir = os.path.join(work, f"{name}-run-{kernels}-{level}")
+            args = [kiln, "run", path, "--kernels", kernels, "--opt-level", level, "--output-dir", out_dir]
+            for key, value in feeds.items():
+                file = os.path.join(work, f"{name}-{key}.npy")
+                np.save(file, value)
+                args += ["--input", f"{key}={file}"]
+            result = subprocess.run(args, capture_output=True, text=True)
+            if result.returncode != 0:
+                sys.exit(f"FAIL: kiln run {name} ({kernels}, {level}): {result.stderr}")
+            for output, w in zip(outputs, want):
+                g = np.load(os.path.join(out_dir, output.replace("/", "_") + ".npy"))
+                np.testing.assert_allclose(g, w, rtol=RTOL_SIMPLIFIED, atol=ATOL_SIMPLIFIED,
+                                           err_msg=f"kiln run {name} ({kernels}, {level}) output {output}")
+    print(f"ok  {name:18} kiln run matches ONNX Runtime (reference and fast kernels, opt levels none and all)")
+
+
 def main():
     kiln, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -223,6 +247,10 @@ def main():
         m, feeds = build(rng)
         sources[build.__name__] = (os.path.join(work, build.__name__ + ".onnx"), feeds)
         onnx.save(m, sources[build.__name__][0])
+
+    # The same op patterns as the real models (ResNet/MobileNet, BERT, YOLOv5), run by Kiln.
+    for name in ("conv_net", "transformer_block", "yolo_block"):
+        check_kiln_matches_ort(kiln, work, name, sources[name])
 
     # conv_net: ReduceMean's axes go back to an attribute below 18.
     newest = min(KILN_NEWEST_OPSET, onnx.defs.onnx_opset_version())

@@ -114,7 +114,7 @@ ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
   } else {
     kernel->pd = dnnl::convolution_forward::primitive_desc(
         cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
-        y_any, strides, dilations, pad_begin, pad_end, base_attr());
+        y_any, strides, dilations, pad_begin, pad_end, attr);
   }
   if (is_generic_impl(kernel->pd)) return {};
   kernel->primitive = dnnl::convolution_forward(kernel->pd);
