@@ -56,7 +56,9 @@ PassManager PassManager::for_level(OptLevel level, PassManagerOptions options) {
   // identity elimination; dead-node elimination last sweeps up what both left behind.
   pm.add(constant_folding_pass()).add(identity_elimination_pass());
   if (level == OptLevel::kAll)
-    pm.add(common_subexpression_elimination_pass()).add(fold_conv_batchnorm_pass());
+    pm.add(common_subexpression_elimination_pass())
+        .add(reshape_copied_dims_pass())
+        .add(fold_conv_batchnorm_pass());
   // Fusion only once the graph is at its fixed point: a fused op hides its parts from the
   // other passes (two Convs that CSE would merge once their BatchNormalizations fold).
   if (level == OptLevel::kAll) pm.add_final(fuse_post_ops_pass());

@@ -5,7 +5,8 @@
 // Levels, as other engines name them:
 //   none   no passes
 //   basic  identity elimination, constant folding, dead-node elimination (one sweep)
-//   all    basic + common-subexpression elimination + Conv/BatchNormalization folding, swept
+//   all    basic + common-subexpression elimination + Reshape shapes that copy input dims +
+//          Conv/BatchNormalization folding, swept
 //          until no pass changes the graph; then post-op fusion (FusedConv, FusedGemm,
 //          FusedMatMul) once
 #pragma once

@@ -28,6 +28,11 @@ struct ConstantFoldingOptions {
 // none and provides them.
 Pass constant_folding_pass(ConstantFoldingOptions options = {});
 
+// Rewrites a Reshape shape computed as Concat of the reshaped tensor's own dimensions (read through
+// Shape -> Gather [-> Unsqueeze]) and constants into one constant, with 0 (copy) for the copied
+// dimensions: shape arithmetic around a free batch dimension then dies. Needs shapes.
+Pass reshape_copied_dims_pass();
+
 // Merges nodes with the same op, inputs and attributes (compared exactly, tensors by value), and
 // initializers with the same dtype, shape and bytes.
 Pass common_subexpression_elimination_pass();
