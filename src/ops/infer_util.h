@@ -44,4 +44,8 @@ std::vector<int64_t> read_int_values(const Tensor& t, const std::string& what);
 // Normalizes a list of axes against `rank`: maps negatives, rejects duplicates. Errors name `what`.
 std::vector<int> normalize_axes(const std::vector<int64_t>& axes, int rank, const std::string& what);
 
+// The [start, end) range of dims Shape reports for its `start` and `end` attributes: negatives
+// count from the back, both clamp to [0, rank] (shape_info.cc).
+std::pair<int, int> shape_range(const Attrs& attrs, int rank);
+
 }  // namespace kiln::ops

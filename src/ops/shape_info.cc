@@ -5,9 +5,7 @@
 #include "infer_util.h"
 
 namespace kiln::ops {
-namespace {
 
-// The [start, end) range of dims Shape reports: negatives count from the back, both clamp to [0, rank].
 std::pair<int, int> shape_range(const Attrs& attrs, int rank) {
   auto clamp = [rank](int64_t v) {
     if (v < 0) v += rank;
@@ -17,6 +15,8 @@ std::pair<int, int> shape_range(const Attrs& attrs, int rank) {
   const int end = attrs.has("end") ? clamp(attrs.get_int("end")) : rank;
   return {start, std::max(start, end)};
 }
+
+namespace {
 
 KILN_REGISTER_OP(Shape)
     .doc(

@@ -105,6 +105,25 @@ TEST(ConstantFolding, ShapeArithmeticOverAFreeDimensionStays) {
   expect_same_outputs(before, g, 0, 0);
 }
 
+TEST(ConstantFolding, DimensionsKnownUnderAFreeBatchFold) {
+  // Gather(Shape(x), [2, -1]) picks known dims of a (?, 3, 80, 80) tensor: 80 and 80 fold; index 0
+  // (the free batch) does not.
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{-1, 3, 80, 80}});
+  Value* shape = out0(g.add_node("Shape", {x}));
+  Value* grid = out0(g.add_node(
+      "Gather", {shape, g.add_initializer("hw", Tensor::from_vector<int64_t>({2, -1}, Shape{2}))}));
+  Value* batch =
+      out0(g.add_node("Gather", {shape, g.add_initializer("n", Tensor::scalar(0, DType::kInt64))}));
+  g.set_outputs({grid, batch});
+  Graph before = g.clone();
+  EXPECT_TRUE(run_pass(constant_folding_pass(), g));
+  ASSERT_TRUE(g.outputs()[0]->is_constant());
+  EXPECT_EQ(g.outputs()[0]->constant.to_vector<int64_t>(), (std::vector<int64_t>{80, 80}));
+  EXPECT_FALSE(g.outputs()[1]->is_constant());
+  expect_same_outputs(before, g, 0, 0);
+}
+
 TEST(ConstantFolding, LeavesRandomNodesAlone) {
   Graph g;
   Value* c = g.add_initializer("c", Tensor::full({8}, 1.0, DType::kFloat32));

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "graph/passes/passes.h"
+#include "ops/infer_util.h"
 
 namespace kiln::graph {
 namespace {
@@ -58,10 +59,36 @@ std::optional<std::vector<Tensor>> fold_with_reference(const Node& n, const Attr
   return schema.run_reference(attrs, inputs, num_outputs);
 }
 
+// Gather(Shape(x), indices) needs only the dimensions it picks: it folds when those are known,
+// even while others (a free batch) are not, e.g. the 80x80 grid of a YOLO head at any batch.
+std::optional<std::vector<Tensor>> fold_known_dims(const Graph& graph, const Node& gather,
+                                                   const Attrs& attrs) {
+  if (gather.inputs.size() != 2 || !gather.inputs[1] || !is_fixed_constant(graph, gather.inputs[1]))
+    return std::nullopt;
+  const Node* shape = gather.inputs[0]->producer;
+  if (!shape || shape->op != "Shape" || !shape->inputs[0]->info || attrs.get_int("axis") != 0)
+    return std::nullopt;
+  const Shape& x = shape->inputs[0]->info->shape;
+  const auto [start, end] = ops::shape_range(shape->schema().bind(shape->attrs), x.ndim());
+  const Tensor& indices = gather.inputs[1]->constant;
+  if (indices.dtype() != DType::kInt64 && indices.dtype() != DType::kInt32) return std::nullopt;
+  std::vector<int64_t> picked;
+  for (int64_t index : indices.cast(DType::kInt64).to_vector<int64_t>()) {
+    const int64_t count = end - start;
+    if (index < 0) index += count;
+    if (index < 0 || index >= count || x[static_cast<int>(start + index)] < 0) return std::nullopt;
+    picked.push_back(x[static_cast<int>(start + index)]);
+  }
+  return std::vector<Tensor>{Tensor::from_vector<int64_t>(picked, indices.shape())};
+}
+
 std::optional<std::vector<Tensor>> try_fold(const Graph& graph, const Node& n, size_t max_bytes) {
   if (is_nondeterministic(graph, n) || !n.schema().reference_kernel()) return std::nullopt;
   const Attrs attrs = n.schema().bind(n.attrs);
   if (n.op == "Shape" || n.op == "Size") return fold_shape_query(n, attrs);
+  if (n.op == "Gather") {
+    if (auto dims = fold_known_dims(graph, n, attrs)) return dims;
+  }
   for (const Value* in : n.inputs)
     if (in && !is_fixed_constant(graph, in)) return std::nullopt;
   return fold_with_reference(n, attrs, max_bytes);
