@@ -19,7 +19,7 @@ torch_pure_python_deps=(filelock "typing-extensions>=4.13.0" "setuptools>=77.0.3
   "networkx>=2.5.1" jinja2 "fsspec>=0.8.5")
 cuda_libs_missing_from_toolkit=("nvidia-nccl-cu13==2.30.7" "nvidia-cusparselt-cu13==0.8.1"
   "nvidia-nvshmem-cu13==3.7.2" "nvidia-cufile==1.17.1.22.*")
-other_packages=(numpy pillow onnx onnxruntime)
+other_packages=(numpy pillow onnx onnxruntime openvino)
 
 python_bin=$(command -v python3.11 || command -v python3)
 if [ ! -x .venv-models/bin/python ]; then
@@ -29,7 +29,7 @@ fi
 [ -f .venv-models/.gitignore ] || echo '*' >.venv-models/.gitignore
 
 venv_python=.venv-models/bin/python
-if ! "$venv_python" -c "import torch, torchvision, onnx, onnxruntime, numpy" 2>/dev/null; then
+if ! "$venv_python" -c "import torch, torchvision, onnx, onnxruntime, openvino, numpy" 2>/dev/null; then
   "$venv_python" -m pip install -q --upgrade pip
   if ldconfig -p | grep -q 'libcublas\.so\.13' && ldconfig -p | grep -q 'libcudnn\.so\.9'; then
     echo "setup-models: CUDA 13 toolkit found; installing torch without its bundled CUDA libraries"
@@ -42,7 +42,7 @@ if ! "$venv_python" -c "import torch, torchvision, onnx, onnxruntime, numpy" 2>/
     echo "setup-models: no CUDA 13 toolkit; installing torch with its CUDA dependencies (~5 GB)"
     "$venv_python" -m pip install -q "$torch_pin" "$torchvision_pin" "${other_packages[@]}"
   fi
-  "$venv_python" -c "import torch, torchvision, onnx, onnxruntime, numpy" ||
+  "$venv_python" -c "import torch, torchvision, onnx, onnxruntime, openvino, numpy" ||
     { echo "setup-models: .venv-models cannot import its packages" >&2; exit 1; }
 fi
 echo "setup-models: done ($("$venv_python" -c 'import torch, onnxruntime; print("torch", torch.__version__, "onnxruntime", onnxruntime.__version__)'), $(du -sh .venv-models | cut -f1))"

@@ -14,6 +14,7 @@ run, which separates Kiln's numerics from its handling of dynamic shapes.
 """
 
 import argparse
+import json
 import pathlib
 import subprocess
 import sys
@@ -81,8 +82,20 @@ def with_fixed_batch(model_path, batch, work_dir):
     return path
 
 
-def run_kiln(kiln, model_path, inputs, output_names, opt_level, timeout, work_dir):
-    """Returns ({output name: array}, seconds) or raises RuntimeError with Kiln's message."""
+def as_mxnet(kiln, model_path, work_dir):
+    """The model converted to MXNet's format by `kiln convert`, and its output names in order
+    (MXNet names outputs after their nodes)."""
+    symbol = work_dir / f"{model_path.stem}-symbol.json"
+    result = subprocess.run([str(kiln), "convert", str(model_path), str(symbol)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"kiln convert: {(result.stderr or result.stdout).strip()}")
+    info = subprocess.run([str(kiln), "info", str(symbol), "--json"], capture_output=True, text=True, check=True)
+    return symbol, [o["name"] for o in json.loads(info.stdout)["outputs"]]
+
+
+def run_kiln(kiln, model_path, inputs, output_names, opt_level, timeout, work_dir, kiln_output_names=None):
+    """Returns ({output name: array}, seconds) or raises RuntimeError with Kiln's message.
+    `kiln_output_names`: the names Kiln gives the outputs, when they differ (an MXNet conversion)."""
     command = [str(kiln), "run", str(model_path), "--opt-level", opt_level, "--output-dir", str(work_dir)]
     for name, array in inputs.items():
         path = work_dir / f"input_{name}.npy"
@@ -97,7 +110,9 @@ def run_kiln(kiln, model_path, inputs, output_names, opt_level, timeout, work_di
     if result.returncode != 0:
         raise RuntimeError((result.stderr or result.stdout).strip() or f"exit status {result.returncode}")
     # `kiln run` names each file after its output, with '/' replaced by '_'.
-    outputs = {name: np.load(work_dir / (name.replace("/", "_") + ".npy")) for name in output_names}
+    kiln_names = kiln_output_names or output_names
+    outputs = {name: np.load(work_dir / (kiln_name.replace("/", "_") + ".npy"))
+               for name, kiln_name in zip(output_names, kiln_names, strict=True)}
     return outputs, seconds
 
 
@@ -118,6 +133,8 @@ def main():
     parser.add_argument("--opt-level", default="basic", choices=("none", "basic", "all"))
     parser.add_argument("--fix-batch", action="store_true", help="give Kiln the model with the batch fixed")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds allowed for one `kiln run`")
+    parser.add_argument("--via-mxnet", action="store_true",
+                        help="convert each model to MXNet's format with `kiln convert` and run that")
     args = parser.parse_args()
 
     all_passed = True
@@ -135,9 +152,12 @@ def main():
                 work_dir = pathlib.Path(work_dir)
                 kiln_model = with_fixed_batch(model_path, batch, work_dir) if args.fix_batch else model_path
                 try:
-                    actual, seconds = run_kiln(
-                        args.kiln, kiln_model, inputs, output_names, args.opt_level, args.timeout, work_dir
-                    )
+                    kiln_names = None
+                    if args.via_mxnet:
+                        kiln_model, kiln_names = as_mxnet(args.kiln, kiln_model, work_dir)
+                        label = f"{model_name} (MXNet format) batch {batch}"
+                    actual, seconds = run_kiln(args.kiln, kiln_model, inputs, output_names, args.opt_level,
+                                               args.timeout, work_dir, kiln_names)
                 except RuntimeError as error:
                     print(f"{label}: FAIL (kiln run: {error})", flush=True)
                     all_passed = False
