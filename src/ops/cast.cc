@@ -16,15 +16,7 @@ KILN_REGISTER_OP(Cast)
         "round to nearest even; floats to integers truncate; nonzero to bool is true.")
     .input("input")
     .output("output")
-    .required_attr("to", AttrType::kInt,
-                   [](const AttrValue& v, const std::string& what) {
-                     const int64_t code = std::get<int64_t>(v.variant());
-                     try {
-                       dtype_from_onnx(code);
-                     } catch (const Error& e) {
-                       raise(ErrorCode::kUnsupported, what, ": ", e.what());
-                     }
-                   })
+    .required_attr("to", AttrType::kInt, validate_onnx_dtype)
     .attr("saturate", AttrType::kInt, 1)
     .infer([](InferContext& ctx) {
       return std::vector<TensorInfo>{{dtype_from_onnx(ctx.attrs().get_int("to")), ctx.shape(0)}};

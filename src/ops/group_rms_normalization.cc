@@ -13,22 +13,10 @@
 
 #include "core/thread_pool.h"
 #include "infer_util.h"
+#include "ops/normalization_util.h"
 
 namespace kiln::ops {
 namespace {
-
-// Elements per task: large enough that scheduling is noise next to the work.
-constexpr int64_t kNormGrain = 1 << 15;
-
-int64_t grain_for(int64_t work_per_item) {
-  return std::max<int64_t>(1, kNormGrain / std::max<int64_t>(work_per_item, 1));
-}
-
-void validate_epsilon(const AttrValue& value, const std::string& what) {
-  const double v = std::get<double>(value.variant());
-  KILN_CHECK(std::isfinite(v) && v >= 0, ErrorCode::kInvalidArgument, what,
-             ": expected a finite value >= 0, got ", v);
-}
 
 // ONNX TensorProto codes of the float types stage one may compute in.
 constexpr int64_t kOnnxFloat = 1, kOnnxFloat16 = 10, kOnnxDouble = 11, kOnnxBFloat16 = 16;
@@ -117,7 +105,7 @@ void group_norm_kernel(KernelContext& ctx) {
     T* out = ctx.output(0).data<T>();
     auto value = [in](int64_t i) { return static_cast<double>(static_cast<C>(in[i])); };
     // A group's channels are adjacent, so group g of instance n is the contiguous run g.
-    parallel_for(0, x.shape()[0] * groups, grain_for(group_size), [&](int64_t begin, int64_t end) {
+    parallel_for(0, x.shape()[0] * groups, norm_grain_for(group_size), [&](int64_t begin, int64_t end) {
       for (int64_t g = begin; g < end; ++g) {
         const int64_t first = g * group_size;
         double sum = 0;
@@ -216,7 +204,7 @@ void rms_norm_kernel(KernelContext& ctx) {
     dispatch_dtype(y.dtype(), [&](auto out_tag) {
       using V = typename decltype(out_tag)::type;
       V* out = y.data<V>();
-      parallel_for(0, rows, grain_for(cols), [&](int64_t begin, int64_t end) {
+      parallel_for(0, rows, norm_grain_for(cols), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t first = r * cols;
           double sq = 0;

@@ -48,4 +48,14 @@ std::vector<int> normalize_axes(const std::vector<int64_t>& axes, int rank, cons
 // count from the back, both clamp to [0, rank] (shape_info.cc).
 std::pair<int, int> shape_range(const Attrs& attrs, int rank);
 
+// An attribute holding an ONNX TensorProto.DataType code (Cast's `to`, EyeLike's `dtype`): a
+// type Kiln lacks is kUnsupported, an unknown code kInvalidArgument (dtype_from_onnx's error).
+inline void validate_onnx_dtype(const AttrValue& v, const std::string& what) {
+  try {
+    dtype_from_onnx(std::get<int64_t>(v.variant()));
+  } catch (const Error& e) {
+    raise(ErrorCode::kUnsupported, what, ": ", e.what());
+  }
+}
+
 }  // namespace kiln::ops

@@ -96,15 +96,7 @@ KILN_REGISTER_OP(EyeLike)
         "the input's dtype when absent).")
     .input("input")
     .output("output")
-    .optional_attr("dtype", AttrType::kInt,
-                   [](const AttrValue& v, const std::string& what) {
-                     const int64_t code = std::get<int64_t>(v.variant());
-                     try {
-                       dtype_from_onnx(code);
-                     } catch (const Error& e) {
-                       raise(ErrorCode::kUnsupported, what, ": ", e.what());
-                     }
-                   })
+    .optional_attr("dtype", AttrType::kInt, validate_onnx_dtype)
     .attr("k", AttrType::kInt, 0)
     .infer([](InferContext& ctx) {
       require_rank(ctx, 0, 2, 2);

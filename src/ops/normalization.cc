@@ -10,22 +10,10 @@
 
 #include "core/thread_pool.h"
 #include "infer_util.h"
+#include "ops/normalization_util.h"
 
 namespace kiln::ops {
 namespace {
-
-// Elements per task: large enough that scheduling is noise next to the work.
-constexpr int64_t kNormGrain = 1 << 15;
-
-int64_t grain_for(int64_t work_per_item) {
-  return std::max<int64_t>(1, kNormGrain / std::max<int64_t>(work_per_item, 1));
-}
-
-void validate_epsilon(const AttrValue& value, const std::string& what) {
-  const double v = std::get<double>(value.variant());
-  KILN_CHECK(std::isfinite(v) && v >= 0, ErrorCode::kInvalidArgument, what,
-             ": expected a finite value >= 0, got ", v);
-}
 
 void validate_flag(const AttrValue& value, const std::string& what) {
   const int64_t v = std::get<int64_t>(value.variant());
@@ -86,7 +74,7 @@ template <class T>
 void affine_per_channel(const T* x, T* y, int64_t planes, int64_t size, int64_t channels,
                         const std::vector<double>& a, const std::vector<double>& b) {
   using C = compute_t<T>;
-  parallel_for(0, planes, grain_for(size), [&](int64_t begin, int64_t end) {
+  parallel_for(0, planes, norm_grain_for(size), [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const auto c = static_cast<size_t>(p % channels);
       const C ac = static_cast<C>(a[c]), bc = static_cast<C>(b[c]);
@@ -138,7 +126,7 @@ void batch_norm_kernel(KernelContext& ctx) {
       const int64_t batch = x.shape()[0];
       std::vector<double> batch_mean = mean, batch_var = var;
       auto value = [in](int64_t i) { return static_cast<double>(static_cast<compute_t<T>>(in[i])); };
-      parallel_for(0, channels, grain_for(batch * size), [&](int64_t begin, int64_t end) {
+      parallel_for(0, channels, norm_grain_for(batch * size), [&](int64_t begin, int64_t end) {
         const int64_t n = batch * size;
         for (int64_t c = begin; c < end && n > 0; ++c) {
           double sum = 0, sq = 0;
@@ -204,7 +192,7 @@ void instance_norm_kernel(KernelContext& ctx) {
     using C = compute_t<T>;
     const T* in = x.data<T>();
     T* out = ctx.output(0).data<T>();
-    parallel_for(0, planes, grain_for(size), [&](int64_t begin, int64_t end) {
+    parallel_for(0, planes, norm_grain_for(size), [&](int64_t begin, int64_t end) {
       for (int64_t p = begin; p < end; ++p) {
         const auto [mean, var] = moments(in + p * size, size);
         const auto c = static_cast<size_t>(p % channels);
@@ -305,7 +293,7 @@ void layer_norm_kernel(KernelContext& ctx) {
     using C = compute_t<T>;
     const T* in = x.data<T>();
     T* out = ctx.output(0).data<T>();
-    parallel_for(0, rows, grain_for(cols), [&](int64_t begin, int64_t end) {
+    parallel_for(0, rows, norm_grain_for(cols), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const auto [m, v] = moments(in + r * cols, cols);
         const double mean = stash(m), inv_std = stash(1.0 / std::sqrt(v + epsilon));
@@ -362,7 +350,7 @@ void lp_norm_kernel(KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     auto value = [](T v) { return static_cast<double>(static_cast<C>(v)); };
-    parallel_for(0, outer * blocks_per_outer, grain_for(len * block), [&](int64_t begin, int64_t end) {
+    parallel_for(0, outer * blocks_per_outer, norm_grain_for(len * block), [&](int64_t begin, int64_t end) {
       double scale[kLineBlock];
       for (int64_t item = begin; item < end; ++item) {
         const int64_t j0 = (item % blocks_per_outer) * block, count = std::min(block, inner - j0);
@@ -469,7 +457,7 @@ void mvn_kernel(KernelContext& ctx) {
     const T* in = x.data<T>();
     T* out = ctx.output(0).data<T>();
     auto value = [&](int64_t i) { return static_cast<double>(static_cast<C>(in[i])); };
-    parallel_for(0, split.groups, grain_for(split.group_size), [&](int64_t begin, int64_t end) {
+    parallel_for(0, split.groups, norm_grain_for(split.group_size), [&](int64_t begin, int64_t end) {
       for (int64_t g = begin; g < end; ++g) {
         const int64_t base = split.base(g);
         double sum = 0, sq = 0;

@@ -1,0 +1,29 @@
+// What the normalization families (normalization.cc, group_rms_normalization.cc) share: the
+// work split of their per-row loops and the epsilon check.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "kiln/attrs.hpp"
+#include "kiln/error.hpp"
+
+namespace kiln::ops {
+
+// Elements per task: large enough that scheduling is noise next to the work.
+inline constexpr int64_t kNormGrain = 1 << 15;
+
+// Items per parallel_for task when each item (a row, a group) costs `work_per_item` elements.
+inline int64_t norm_grain_for(int64_t work_per_item) {
+  return std::max<int64_t>(1, kNormGrain / std::max<int64_t>(work_per_item, 1));
+}
+
+inline void validate_epsilon(const AttrValue& value, const std::string& what) {
+  const double v = std::get<double>(value.variant());
+  KILN_CHECK(std::isfinite(v) && v >= 0, ErrorCode::kInvalidArgument, what,
+             ": expected a finite value >= 0, got ", v);
+}
+
+}  // namespace kiln::ops
