@@ -27,4 +27,5 @@ echo "== benchmark: reference kernels, then oneDNN's (batch 8) =="
 "$kiln" bench "$demo/cnn.onnx" --batch 8 --iters 50 --kernels fast
 
 echo "== profile (per-op table; Chrome trace in $demo/trace.json) =="
-"$kiln" profile "$demo/cnn.onnx" --out "$demo/trace.json" 2>&1 | head -n 30
+"$kiln" profile "$demo/cnn.onnx" --out "$demo/trace.json" >"$demo/profile.txt"
+head -n 30 "$demo/profile.txt"
