@@ -47,17 +47,6 @@ double to_stash(double v, int64_t stash_type) {
   }
 }
 
-// A small parameter tensor of any float dtype, as doubles.
-std::vector<double> to_doubles(const Tensor& t) {
-  std::vector<double> out(static_cast<size_t>(t.numel()));
-  dispatch_dtype(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
-  });
-  return out;
-}
-
 // A normalized value as stage two sees it: cast back to X's dtype T.
 template <class T>
 double as_input_type(double v) {

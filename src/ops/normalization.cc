@@ -43,17 +43,6 @@ void require_per_channel(const InferContext& ctx, int i, int64_t channels) {
              s);
 }
 
-// A small per-channel parameter tensor of any float dtype, as doubles.
-std::vector<double> to_doubles(const Tensor& t) {
-  std::vector<double> out(static_cast<size_t>(t.numel()));
-  dispatch_dtype(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
-  });
-  return out;
-}
-
 // Mean and (population) variance of the n values at p.
 template <class T>
 std::pair<double, double> moments(const T* p, int64_t n) {

@@ -1,14 +1,16 @@
 // What the normalization families (normalization.cc, group_rms_normalization.cc) share: the
-// work split of their per-row loops and the epsilon check.
+// work split of their per-row loops, the epsilon check and reading parameters as doubles.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kiln/attrs.hpp"
 #include "kiln/error.hpp"
+#include "kiln/tensor.hpp"
 
 namespace kiln::ops {
 
@@ -24,6 +26,11 @@ inline void validate_epsilon(const AttrValue& value, const std::string& what) {
   const double v = std::get<double>(value.variant());
   KILN_CHECK(std::isfinite(v) && v >= 0, ErrorCode::kInvalidArgument, what,
              ": expected a finite value >= 0, got ", v);
+}
+
+// A small parameter tensor (scale, bias, statistics) of any float dtype, as doubles.
+inline std::vector<double> to_doubles(const Tensor& t) {
+  return t.cast(DType::kFloat64).to_vector<double>();
 }
 
 }  // namespace kiln::ops
