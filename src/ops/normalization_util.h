@@ -28,9 +28,16 @@ inline void validate_epsilon(const AttrValue& value, const std::string& what) {
              ": expected a finite value >= 0, got ", v);
 }
 
-// A small parameter tensor (scale, bias, statistics) of any float dtype, as doubles.
+// A small parameter tensor (scale, bias, statistics) of any float dtype, as doubles. Read in
+// place, not through Tensor::cast: kernels call it on every run, and a run allocates no tensors.
 inline std::vector<double> to_doubles(const Tensor& t) {
-  return t.cast(DType::kFloat64).to_vector<double>();
+  std::vector<double> out(static_cast<size_t>(t.numel()));
+  dispatch_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = t.data<T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+  });
+  return out;
 }
 
 }  // namespace kiln::ops
