@@ -26,10 +26,12 @@ struct ModelArgs {
   int epoch = -1;
   std::string opt_level;
   std::string kernels = "fast";
+  std::string precision = "fp32";
   int threads = 0;
 };
 
-// Adds MODEL, --epoch, --opt-level (default `default_opt_level`), --kernels and --threads to `command`.
+// Adds MODEL, --epoch, --opt-level (default `default_opt_level`), --kernels, --precision and --threads
+// to `command`.
 void add_model_args(CLI::App* command, ModelArgs& args, const std::string& default_opt_level);
 Predictor load_model(const ModelArgs& args);
 

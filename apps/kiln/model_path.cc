@@ -16,14 +16,19 @@ void add_model_args(CLI::App* command, ModelArgs& args, const std::string& defau
   command->add_option("--kernels", args.kernels, "fast (oneDNN where it applies) or reference")
       ->capture_default_str()
       ->check(CLI::IsMember({"fast", "reference"}));
+  command->add_option("--precision", args.precision, "fp32, or bf16/fp16 compute in the fast kernels")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   command->add_option("--threads", args.threads, "threads each op may use (default: all cores)")
       ->check(CLI::NonNegativeNumber);
 }
 
 Predictor load_model(const ModelArgs& args) {
-  return Predictor::load(
-      args.model,
-      {.threads = args.threads, .opt_level = args.opt_level, .kernels = args.kernels, .epoch = args.epoch});
+  return Predictor::load(args.model, {.threads = args.threads,
+                                      .opt_level = args.opt_level,
+                                      .kernels = args.kernels,
+                                      .precision = args.precision,
+                                      .epoch = args.epoch});
 }
 
 namespace {

@@ -35,6 +35,10 @@ struct PredictorOptions {
   // "fast": the backends' kernels (oneDNN) where they cover a node, else the reference kernels;
   // "reference": only the reference kernels (the oracle the others are tested against).
   std::string kernels = "fast";
+  // "fp32", or "bf16" / "fp16": float32 tensors computed in that type (with float32
+  // accumulation) by the fast kernels that support it; the rest, and every input and output,
+  // stay float32.
+  std::string precision = "fp32";
   size_t max_cached_plans = 16;  // compiled input-shape signatures kept (least recently used go)
   int epoch = -1;                // MXNet checkpoints: the .params epoch; -1 picks the highest
 };

@@ -29,16 +29,24 @@ const ops::TensorInfo& concrete_info(const Graph& g, const Value* v) {
   return *v->info;
 }
 
-ops::KernelFn choose_kernel(const Node& node, const Attrs& attrs, const CompileOptions& options,
-                            std::string& provider) {
+KernelChoice ask_providers(const KernelQuery& query, const CompileOptions& options, std::string& provider) {
   for (const KernelProvider* p : options.providers) {
-    if (ops::KernelFn fn = p->choose_kernel(node, attrs)) {
+    if (KernelChoice choice = p->choose(query)) {
       provider = p->name();
-      return fn;
+      return choice;
     }
   }
-  provider = reference_kernels().name();
-  return reference_kernels().choose_kernel(node, attrs);
+  return {};
+}
+
+// The schema of the steps compile() adds to convert a value from a backend's layout to row-major.
+const ops::OpSchema& layout_conversion_schema() {
+  static const ops::OpSchema schema = [] {
+    ops::OpSchema s("Reorder");
+    s.doc("Copies a value from a backend's layout into row-major.").input("X").output("Y");
+    return s;
+  }();
+  return schema;
 }
 
 // Picks in-place pairs, derives lifetimes and assigns arena offsets.
@@ -65,6 +73,7 @@ void plan_arena(Plan& plan, const CompileOptions& options) {
         const PlanValue& iv = plan.values[static_cast<size_t>(in)];
         if (iv.kind != PlanValue::Kind::kArena || last_read[static_cast<size_t>(in)] != s) continue;
         if (iv.info.dtype != v.info.dtype || iv.info.shape != v.info.shape) continue;
+        if (!same_layout(iv.layout, v.layout)) continue;
         if (std::find(given_away.begin(), given_away.end(), in) != given_away.end()) continue;
         given_away.push_back(in);
         lt.reuse = lifetime_of[static_cast<size_t>(in)];
@@ -110,6 +119,27 @@ std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& o
   }
 
   const std::vector<Value*>& outputs = g.outputs();
+  // A value in a backend layout gets at most one row-major copy, shared by every reader that
+  // needs one.
+  std::unordered_map<int, int> row_major_copy;
+  const auto row_major_of = [&](int id) {
+    if (id < 0 || plan->values[static_cast<size_t>(id)].layout == nullptr) return id;
+    if (auto it = row_major_copy.find(id); it != row_major_copy.end()) return it->second;
+    PlanValue copy = plan->values[static_cast<size_t>(id)];
+    PlanStep step;
+    step.label = "Reorder '" + copy.name + "' (" + copy.layout->describe() + " to row-major)";
+    step.schema = &layout_conversion_schema();
+    step.kernel = copy.layout->to_row_major();
+    step.provider = "layout";
+    step.inputs = {id};
+    copy.layout = nullptr;
+    const int copy_id = static_cast<int>(plan->values.size());
+    plan->values.push_back(std::move(copy));
+    step.outputs = {copy_id};
+    plan->steps.push_back(std::move(step));
+    row_major_copy[id] = copy_id;
+    return copy_id;
+  };
   std::string missing_kernels;
   int num_missing = 0;
   for (const Node* n : g.topological_order()) {
@@ -121,13 +151,38 @@ std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& o
     } catch (const Error& e) {
       throw Error(e.code(), graph_label(g) + ": " + n->label() + ": " + e.what());
     }
-    step.kernel = choose_kernel(*n, step.attrs, options, step.provider);
-    if (!step.kernel) missing_kernels += (num_missing++ ? ", " : "") + n->label();
     for (const Value* in : n->inputs) step.inputs.push_back(in ? id_of.at(in) : -1);
-    for (const Value* out : n->outputs) {
-      const bool is_output = std::find(outputs.begin(), outputs.end(), out) != outputs.end();
-      step.outputs.push_back(
-          add_value(out, is_output ? PlanValue::Kind::kOutput : PlanValue::Kind::kArena, -1));
+    KernelQuery query{*n, step.attrs, {}, {}, options.precision};
+    for (int id : step.inputs)
+      query.input_layouts.push_back(id >= 0 ? plan->values[static_cast<size_t>(id)].layout : nullptr);
+    for (const Value* out : n->outputs)
+      query.output_row_major.push_back(std::find(outputs.begin(), outputs.end(), out) != outputs.end());
+    KernelChoice choice = ask_providers(query, options, step.provider);
+    const bool any_layout = std::any_of(query.input_layouts.begin(), query.input_layouts.end(),
+                                        [](const LayoutPtr& l) { return l != nullptr; });
+    if (!choice && any_layout) {
+      // No provider takes these layouts: read row-major copies instead.
+      for (int& id : step.inputs) id = row_major_of(id);
+      std::fill(query.input_layouts.begin(), query.input_layouts.end(), nullptr);
+      choice = ask_providers(query, options, step.provider);
+    }
+    if (!choice) {
+      step.provider = reference_kernels().name();
+      choice.kernel = reference_kernels().choose_kernel(*n, step.attrs);
+    }
+    step.kernel = std::move(choice.kernel);
+    if (!step.kernel) missing_kernels += (num_missing++ ? ", " : "") + n->label();
+    for (size_t i = 0; i < n->outputs.size(); ++i) {
+      const bool is_output = query.output_row_major[i];
+      const int id =
+          add_value(n->outputs[i], is_output ? PlanValue::Kind::kOutput : PlanValue::Kind::kArena, -1);
+      if (i < choice.output_layouts.size() && choice.output_layouts[i] != nullptr) {
+        KILN_CHECK(!is_output, ErrorCode::kInternal, graph_label(g), ": ", n->label(), ": provider '",
+                   step.provider, "' wrote graph output '", n->outputs[i]->name,
+                   "' in a non-row-major layout");
+        plan->values[static_cast<size_t>(id)].layout = choice.output_layouts[i];
+      }
+      step.outputs.push_back(id);
     }
     plan->steps.push_back(std::move(step));
   }

@@ -4,7 +4,39 @@
 
 #include <algorithm>
 
+#include "kiln/error.hpp"
+
 namespace kiln::runtime {
+
+bool same_layout(const LayoutPtr& a, const LayoutPtr& b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  return a == b || a->same_as(*b);
+}
+
+Precision parse_precision(const std::string& text) {
+  if (text == "fp32") return Precision::kFloat32;
+  if (text == "bf16") return Precision::kBFloat16;
+  if (text == "fp16") return Precision::kFloat16;
+  raise(ErrorCode::kInvalidArgument, "precision: expected fp32, bf16 or fp16, got '", text, "'");
+}
+
+const char* precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::kFloat32:
+      return "fp32";
+    case Precision::kBFloat16:
+      return "bf16";
+    case Precision::kFloat16:
+      return "fp16";
+  }
+  return "?";
+}
+
+KernelChoice KernelProvider::choose(const KernelQuery& query) const {
+  for (const LayoutPtr& layout : query.input_layouts)
+    if (layout != nullptr) return {};
+  return {choose_kernel(query.node, query.attrs), {}};
+}
 
 namespace {
 

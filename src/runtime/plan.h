@@ -35,6 +35,8 @@ struct CompileOptions {
   bool share_memory = true;
   // Let an elementwise op write over an input it is the last reader of (same shape and dtype).
   bool inplace = true;
+  // Floating-point arithmetic the providers may use (see Precision).
+  Precision precision = Precision::kFloat32;
 };
 
 struct PlanValue {
@@ -49,7 +51,10 @@ struct PlanValue {
   Kind kind = Kind::kArena;
   int index = -1;     // kInput: position among the graph inputs; kConstant: among Plan::constants
   size_t offset = 0;  // kArena only
-  size_t nbytes() const { return static_cast<size_t>(info.shape.numel()) * dtype_size(info.dtype); }
+  LayoutPtr layout;   // kArena only: a backend's layout, or null for row-major
+  size_t nbytes() const {
+    return layout ? layout->nbytes() : static_cast<size_t>(info.shape.numel()) * dtype_size(info.dtype);
+  }
 };
 
 struct PlanStep {

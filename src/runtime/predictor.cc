@@ -119,6 +119,7 @@ Predictor::Predictor(graph::Graph graph, const PredictorOptions& options) {
   if (options.threads > 0) set_num_threads(options.threads);
   impl_ = std::make_unique<Impl>(std::move(graph), options.max_cached_plans);
   if (options.kernels == "fast") impl_->compile_options.providers = runtime::registered_kernel_providers();
+  impl_->compile_options.precision = runtime::parse_precision(options.precision);
   graph::Graph& g = impl_->graph;
   impl_->name = g.name;
   g.verify();

@@ -1,7 +1,9 @@
 // Conv (1 to 3 spatial axes, grouped and depthwise, with bias) and FusedConv (plus a residual
-// and an activation, as post-ops) on oneDNN's convolution primitive. The primitive picks its layouts (format
-// `any`): the weight is reordered into its layout once at compile time; activations in a blocked layout are
-// reordered on the way in and out of each call until layout planning keeps them blocked between ops.
+// and an activation, as post-ops) on oneDNN's convolution primitive. The primitive picks its
+// layouts (format `any`) and, under a bf16 or fp16 plan, computes in that type: the weight is
+// reordered into its layout once at compile time, and the output is left in the primitive's
+// layout for the next kernel (runtime::ValueLayout) unless it is a graph output. An input stored
+// in another layout than the primitive reads is reordered on each call.
 #include <cstring>
 #include <memory>
 
@@ -16,42 +18,37 @@ using tag = dnnl::memory::format_tag;
 struct ConvKernel {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward primitive;
-  dnnl::memory::desc x_plain, y_plain, bias_desc;
+  Port x, y;  // activations: as stored, and as the primitive reads and writes them
+  dnnl::memory::desc bias_desc;
   dnnl::memory weights;  // prepared
   bool has_bias = false;
   // FusedConv's Z (the output's shape): placed in the output before the call, which a sum
   // post-op then accumulates into; every fast convolution implements that one.
-  bool has_residual = false;
+  std::optional<dnnl::memory::desc> residual;  // as stored
 
   void operator()(ops::KernelContext& ctx) const {
-    dnnl::memory x = wrap(x_plain, ctx.input(0));
-    dnnl::memory y = wrap(y_plain, ctx.output(0));
-    // Reorders to and from the primitive's activation layouts when they are not plain.
-    std::optional<dnnl::memory> x_blocked, y_blocked;
     std::shared_ptr<Storage> x_bytes, y_bytes;
-    if (pd.src_desc() != x_plain) {
-      x_blocked = temporary_memory(pd.src_desc(), x_bytes);
-      reorder(x, *x_blocked);
-    }
-    if (pd.dst_desc() != y_plain) y_blocked = temporary_memory(pd.dst_desc(), y_bytes);
-    if (has_residual) {
-      dnnl::memory z = wrap(y_plain, ctx.input(3));
-      if (y_blocked) {
-        reorder(z, *y_blocked);
+    dnnl::memory src = read_port(x, ctx.input(0), x_bytes);
+    dnnl::memory dst = write_port(y, ctx.output(0), y_bytes);
+    if (residual) {
+      if (*residual == y.used) {
+        std::memcpy(dst.get_data_handle(), ctx.input(3).raw_data(), y.used.get_size());
       } else {
-        std::memcpy(ctx.output(0).raw_data(), ctx.input(3).raw_data(), ctx.output(0).nbytes());
+        dnnl::memory z = wrap(*residual, ctx.input(3));
+        reorder(z, dst);
       }
     }
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, x_blocked ? *x_blocked : x},
-                                               {DNNL_ARG_WEIGHTS, weights},
-                                               {DNNL_ARG_DST, y_blocked ? *y_blocked : y}};
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
     if (has_bias) args[DNNL_ARG_BIAS] = wrap(bias_desc, ctx.input(2));
     execute(primitive, pd, args);
-    if (y_blocked) reorder(*y_blocked, y);
+    finish_write(y, dst, ctx.output(0));
   }
 };
 
-ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
+runtime::KernelChoice make_conv_kernel(const runtime::KernelQuery& query) {
+  const graph::Node& node = query.node;
+  const Attrs& attrs = query.attrs;
   const Tensor* w_constant = constant_input(node, 1);
   if (w_constant == nullptr) return {};  // weights computed at run time: the reference kernel
   const auto& x = input_info(node, 0);
@@ -82,7 +79,9 @@ ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
     pad_end.push_back(end);
   }
 
-  const auto type = *to_dnnl(x.dtype);
+  const std::optional<dnnl::memory::desc> x_stored = stored_desc(query, 0);
+  if (!x_stored) return {};
+  const auto type = compute_type(query, x.dtype);
   dnnl::memory::dims w_dims = to_dims(w);
   const int64_t groups = window.group;
   if (groups > 1) {  // (G, OC/G, IC/G, k...)
@@ -90,15 +89,14 @@ ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
     w_dims.insert(w_dims.begin(), groups);
   }
   auto kernel = std::make_shared<ConvKernel>();
-  kernel->x_plain = plain_desc(x.shape, x.dtype);
-  kernel->y_plain = plain_desc(y.shape, y.dtype);
   kernel->has_bias = has_input(node, 2);
   // FusedConv: the residual, then the activation, as post-ops on the output.
   dnnl::primitive_attr attr = base_attr();
   dnnl::post_ops post;
   if (has_input(node, 3)) {
     if (input_info(node, 3).dtype != y.dtype || input_info(node, 3).shape != y.shape) return {};
-    kernel->has_residual = true;
+    kernel->residual = stored_desc(query, 3);
+    if (!kernel->residual) return {};
     post.append_sum(1.f);
   }
   append_activation(post, attrs);
@@ -120,12 +118,18 @@ ops::KernelFn make_conv_kernel(const graph::Node& node, const Attrs& attrs) {
   kernel->primitive = dnnl::convolution_forward(kernel->pd);
   const dnnl::memory::desc w_plain = plain_desc(w, w_constant->dtype()).reshape(w_dims);
   kernel->weights = prepare_constant(wrap(w_plain, *w_constant), kernel->pd.weights_desc());
-  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+  runtime::KernelChoice choice;
+  choice.output_layouts.resize(1);
+  kernel->x = Port{*x_stored, kernel->pd.src_desc()};
+  kernel->y =
+      Port{output_store(query, 0, kernel->pd.dst_desc(), choice.output_layouts[0]), kernel->pd.dst_desc()};
+  choice.kernel = [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+  return choice;
 }
 
 }  // namespace
 
-KILN_ONEDNN_KERNEL(Conv, make_conv_kernel);
-KILN_ONEDNN_KERNEL(FusedConv, make_conv_kernel);
+KILN_ONEDNN_LAYOUT_KERNEL(Conv, make_conv_kernel);
+KILN_ONEDNN_LAYOUT_KERNEL(FusedConv, make_conv_kernel);
 
 }  // namespace kiln::onednn

@@ -60,14 +60,20 @@ std::optional<EltwisePrimitive> make_primitive(const dnnl::memory::desc& desc, a
   return p;
 }
 
-ops::KernelFn make_eltwise(const graph::Node& node, const EltwiseSpec& spec) {
-  const auto& x = input_info(node, 0);
-  const auto& y = output_info(node, 0);
-  // Integer inputs would be computed in float (and saturate) by oneDNN.
-  if (!is_float(x.dtype) || x.dtype != y.dtype || x.shape != y.shape || x.shape.numel() < kMinElements)
-    return {};
+// Input and output share one descriptor: the input's as stored (a oneDNN layout passes through).
+runtime::KernelChoice make_eltwise(const runtime::KernelQuery& query, const EltwiseSpec& spec) {
+  const auto& x = input_info(query.node, 0);
+  const auto& y = output_info(query.node, 0);
+  const runtime::LayoutPtr& layout = query.input_layouts[0];
+  // Integer inputs would be computed in float (and saturate) by oneDNN. A small row-major
+  // tensor is faster with the reference kernel; one in a oneDNN layout would need a reorder.
+  if (!is_float(x.dtype) || x.dtype != y.dtype || x.shape != y.shape) return {};
+  if (layout == nullptr && x.shape.numel() < kMinElements) return {};
+  if (layout != nullptr && query.output_row_major[0]) return {};
+  const std::optional<dnnl::memory::desc> stored = stored_desc(query, 0);
+  if (!stored) return {};
   auto kernel = std::make_shared<EltwiseKernel>();
-  kernel->desc = plain_desc(x.shape, x.dtype);
+  kernel->desc = *stored;
   auto first = make_primitive(kernel->desc, spec.algorithm, spec.alpha, spec.beta);
   if (!first) return {};
   kernel->first = *first;
@@ -75,7 +81,7 @@ ops::KernelFn make_eltwise(const graph::Node& node, const EltwiseSpec& spec) {
     kernel->scale = make_primitive(kernel->desc, algo::eltwise_linear, *spec.scale_after, 0.f);
     if (!kernel->scale) return {};
   }
-  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+  return {[kernel](ops::KernelContext& ctx) { (*kernel)(ctx); }, {layout}};
 }
 
 float attr_float(const Attrs& attrs, const char* name) {
@@ -84,42 +90,48 @@ float attr_float(const Attrs& attrs, const char* name) {
 
 // A maker for an op that is one fixed algorithm.
 template <algo kAlgorithm>
-ops::KernelFn make_fixed(const graph::Node& node, const Attrs&) {
-  return make_eltwise(node, {kAlgorithm});
+runtime::KernelChoice make_fixed(const runtime::KernelQuery& query) {
+  return make_eltwise(query, {kAlgorithm});
 }
 
-ops::KernelFn make_leaky_relu(const graph::Node& node, const Attrs& attrs) {
-  return make_eltwise(node, {algo::eltwise_relu, attr_float(attrs, "alpha")});
+runtime::KernelChoice make_leaky_relu(const runtime::KernelQuery& query) {
+  const Attrs& attrs = query.attrs;
+  return make_eltwise(query, {algo::eltwise_relu, attr_float(attrs, "alpha")});
 }
 
-ops::KernelFn make_elu(const graph::Node& node, const Attrs& attrs) {
-  return make_eltwise(node, {algo::eltwise_elu, attr_float(attrs, "alpha")});
+runtime::KernelChoice make_elu(const runtime::KernelQuery& query) {
+  const Attrs& attrs = query.attrs;
+  return make_eltwise(query, {algo::eltwise_elu, attr_float(attrs, "alpha")});
 }
 
 // gamma * (x > 0 ? x : alpha * (e^x - 1)): Elu, then a linear scaling.
-ops::KernelFn make_selu(const graph::Node& node, const Attrs& attrs) {
-  return make_eltwise(node, {algo::eltwise_elu, attr_float(attrs, "alpha"), 0.f, attr_float(attrs, "gamma")});
+runtime::KernelChoice make_selu(const runtime::KernelQuery& query) {
+  const Attrs& attrs = query.attrs;
+  return make_eltwise(query,
+                      {algo::eltwise_elu, attr_float(attrs, "alpha"), 0.f, attr_float(attrs, "gamma")});
 }
 
-ops::KernelFn make_gelu(const graph::Node& node, const Attrs& attrs) {
+runtime::KernelChoice make_gelu(const runtime::KernelQuery& query) {
+  const Attrs& attrs = query.attrs;
   const bool tanh_form = attrs.get_string("approximate") == "tanh";
-  return make_eltwise(node, {tanh_form ? algo::eltwise_gelu_tanh : algo::eltwise_gelu_erf});
+  return make_eltwise(query, {tanh_form ? algo::eltwise_gelu_tanh : algo::eltwise_gelu_erf});
 }
 
 // max(0, min(1, alpha * x + beta)).
-ops::KernelFn make_hard_sigmoid(const graph::Node& node, const Attrs& attrs) {
-  return make_eltwise(node,
+runtime::KernelChoice make_hard_sigmoid(const runtime::KernelQuery& query) {
+  const Attrs& attrs = query.attrs;
+  return make_eltwise(query,
                       {algo::eltwise_hardsigmoid, attr_float(attrs, "alpha"), attr_float(attrs, "beta")});
 }
 
 // x * max(0, min(1, x / 6 + 1/2)): oneDNN's hardswish with alpha = 1/6, beta = 1/2.
-ops::KernelFn make_hard_swish(const graph::Node& node, const Attrs&) {
-  return make_eltwise(node, {algo::eltwise_hardswish, 1.f / 6.f, 0.5f});
+runtime::KernelChoice make_hard_swish(const runtime::KernelQuery& query) {
+  return make_eltwise(query, {algo::eltwise_hardswish, 1.f / 6.f, 0.5f});
 }
 
 // log(1 + e^x): oneDNN's soft_relu is (1 / alpha) * log(1 + e^(alpha * x)).
-ops::KernelFn make_softplus(const graph::Node& node, const Attrs&) {
-  return make_eltwise(node, {algo::eltwise_soft_relu, 1.f});
+runtime::KernelChoice make_softplus(const runtime::KernelQuery& query) {
+  return make_eltwise(query, {algo::eltwise_soft_relu, 1.f});
 }
 
 // The value of a constant scalar bound, or `otherwise` when the input is absent; nullopt when the
@@ -133,30 +145,30 @@ std::optional<float> clip_bound(const graph::Node& node, int i, float otherwise)
 
 // min(max(x, lo), hi). ONNX makes every element hi when lo > hi; oneDNN refuses lo > hi, and
 // clipping to [hi, hi] gives the same.
-ops::KernelFn make_clip(const graph::Node& node, const Attrs&) {
+runtime::KernelChoice make_clip(const runtime::KernelQuery& query) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  const std::optional<float> lo = clip_bound(node, 1, -kInf), hi = clip_bound(node, 2, kInf);
+  const std::optional<float> lo = clip_bound(query.node, 1, -kInf), hi = clip_bound(query.node, 2, kInf);
   if (!lo || !hi || std::isnan(*lo) || std::isnan(*hi)) return {};
-  return make_eltwise(node, {algo::eltwise_clip, std::min(*lo, *hi), *hi});
+  return make_eltwise(query, {algo::eltwise_clip, std::min(*lo, *hi), *hi});
 }
 
 }  // namespace
 
-KILN_ONEDNN_KERNEL(Relu, make_fixed<algo::eltwise_relu>);
-KILN_ONEDNN_KERNEL(LeakyRelu, make_leaky_relu);
-KILN_ONEDNN_KERNEL(Elu, make_elu);
-KILN_ONEDNN_KERNEL(Selu, make_selu);
-KILN_ONEDNN_KERNEL(Sigmoid, make_fixed<algo::eltwise_logistic>);
-KILN_ONEDNN_KERNEL(Tanh, make_fixed<algo::eltwise_tanh>);
-KILN_ONEDNN_KERNEL(Clip, make_clip);
-KILN_ONEDNN_KERNEL(Gelu, make_gelu);
-KILN_ONEDNN_KERNEL(HardSigmoid, make_hard_sigmoid);
-KILN_ONEDNN_KERNEL(HardSwish, make_hard_swish);
-KILN_ONEDNN_KERNEL(Softplus, make_softplus);
-KILN_ONEDNN_KERNEL(Mish, make_fixed<algo::eltwise_mish>);
-KILN_ONEDNN_KERNEL(Exp, make_fixed<algo::eltwise_exp>);
-KILN_ONEDNN_KERNEL(Log, make_fixed<algo::eltwise_log>);
-KILN_ONEDNN_KERNEL(Sqrt, make_fixed<algo::eltwise_sqrt>);
-KILN_ONEDNN_KERNEL(Abs, make_fixed<algo::eltwise_abs>);
+KILN_ONEDNN_LAYOUT_KERNEL(Relu, make_fixed<algo::eltwise_relu>);
+KILN_ONEDNN_LAYOUT_KERNEL(LeakyRelu, make_leaky_relu);
+KILN_ONEDNN_LAYOUT_KERNEL(Elu, make_elu);
+KILN_ONEDNN_LAYOUT_KERNEL(Selu, make_selu);
+KILN_ONEDNN_LAYOUT_KERNEL(Sigmoid, make_fixed<algo::eltwise_logistic>);
+KILN_ONEDNN_LAYOUT_KERNEL(Tanh, make_fixed<algo::eltwise_tanh>);
+KILN_ONEDNN_LAYOUT_KERNEL(Clip, make_clip);
+KILN_ONEDNN_LAYOUT_KERNEL(Gelu, make_gelu);
+KILN_ONEDNN_LAYOUT_KERNEL(HardSigmoid, make_hard_sigmoid);
+KILN_ONEDNN_LAYOUT_KERNEL(HardSwish, make_hard_swish);
+KILN_ONEDNN_LAYOUT_KERNEL(Softplus, make_softplus);
+KILN_ONEDNN_LAYOUT_KERNEL(Mish, make_fixed<algo::eltwise_mish>);
+KILN_ONEDNN_LAYOUT_KERNEL(Exp, make_fixed<algo::eltwise_exp>);
+KILN_ONEDNN_LAYOUT_KERNEL(Log, make_fixed<algo::eltwise_log>);
+KILN_ONEDNN_LAYOUT_KERNEL(Sqrt, make_fixed<algo::eltwise_sqrt>);
+KILN_ONEDNN_LAYOUT_KERNEL(Abs, make_fixed<algo::eltwise_abs>);
 
 }  // namespace kiln::onednn

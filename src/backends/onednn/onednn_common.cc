@@ -4,6 +4,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
+#include <numeric>
 #include <string_view>
 
 #include "kiln/error.hpp"
@@ -174,6 +176,108 @@ void execute(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& 
   thread_stream().wait();
 }
 
+namespace {
+
+const char* type_name(dnnl::memory::data_type type) {
+  using dt = dnnl::memory::data_type;
+  switch (type) {
+    case dt::f32:
+      return "f32";
+    case dt::bf16:
+      return "bf16";
+    case dt::f16:
+      return "f16";
+    case dt::s8:
+      return "s8";
+    case dt::u8:
+      return "u8";
+    case dt::s32:
+      return "s32";
+    default:
+      return "?";
+  }
+}
+
+}  // namespace
+
+std::string OnednnLayout::describe() const {
+  // oneDNN's own notation: dims as letters, outermost first by stride, a blocked dim in capitals,
+  // then the inner blocks (nChw16c is aBcd16b).
+  const dnnl::memory::dims strides = desc_.get_strides();
+  const dnnl::memory::dims inner = desc_.get_inner_blks();
+  const dnnl::memory::dims inner_idxs = desc_.get_inner_idxs();
+  std::vector<size_t> order(strides.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] > strides[b]; });
+  std::string tag;
+  for (size_t d : order) {
+    const bool blocked =
+        std::find(inner_idxs.begin(), inner_idxs.end(), static_cast<int64_t>(d)) != inner_idxs.end();
+    tag += static_cast<char>((blocked ? 'A' : 'a') + static_cast<int>(d));
+  }
+  for (size_t i = 0; i < inner.size(); ++i)
+    tag += std::to_string(inner[i]) + static_cast<char>('a' + static_cast<int>(inner_idxs[i]));
+  return "oneDNN " + tag + " " + type_name(desc_.get_data_type());
+}
+
+bool OnednnLayout::same_as(const runtime::ValueLayout& other) const {
+  const auto* o = dynamic_cast<const OnednnLayout*>(&other);
+  return o != nullptr && o->desc_ == desc_;
+}
+
+ops::KernelFn OnednnLayout::to_row_major() const {
+  const dnnl::memory::desc from = desc_, to = plain_desc(logical_.shape, logical_.dtype);
+  return [from, to](ops::KernelContext& ctx) {
+    dnnl::memory source = wrap(from, ctx.input(0));
+    dnnl::memory target = wrap(to, ctx.output(0));
+    reorder(source, target);
+  };
+}
+
+std::optional<dnnl::memory::desc> stored_desc(const runtime::KernelQuery& query, int i) {
+  const runtime::LayoutPtr& layout = query.input_layouts.at(static_cast<size_t>(i));
+  if (layout == nullptr) return plain_desc(input_info(query.node, i).shape, input_info(query.node, i).dtype);
+  const auto* own = dynamic_cast<const OnednnLayout*>(layout.get());
+  if (own == nullptr) return std::nullopt;
+  return own->desc();
+}
+
+dnnl::memory::data_type compute_type(const runtime::KernelQuery& query, DType dtype) {
+  if (dtype == DType::kFloat32 && query.precision == runtime::Precision::kBFloat16)
+    return dnnl::memory::data_type::bf16;
+  if (dtype == DType::kFloat32 && query.precision == runtime::Precision::kFloat16)
+    return dnnl::memory::data_type::f16;
+  return *to_dnnl(dtype);
+}
+
+dnnl::memory::desc output_store(const runtime::KernelQuery& query, int i, const dnnl::memory::desc& written,
+                                runtime::LayoutPtr& layout) {
+  const ops::TensorInfo& info = output_info(query.node, i);
+  const dnnl::memory::desc row_major = plain_desc(info.shape, info.dtype);
+  layout = nullptr;
+  if (query.output_row_major.at(static_cast<size_t>(i)) || written == row_major) return row_major;
+  layout = std::make_shared<OnednnLayout>(written, info);
+  return written;
+}
+
+dnnl::memory read_port(const Port& port, const Tensor& tensor, std::shared_ptr<Storage>& temp) {
+  dnnl::memory stored = wrap(port.stored, tensor);
+  if (!port.reorders()) return stored;
+  dnnl::memory used = temporary_memory(port.used, temp);
+  reorder(stored, used);
+  return used;
+}
+
+dnnl::memory write_port(const Port& port, const Tensor& tensor, std::shared_ptr<Storage>& temp) {
+  return port.reorders() ? temporary_memory(port.used, temp) : wrap(port.stored, tensor);
+}
+
+void finish_write(const Port& port, dnnl::memory& written, const Tensor& tensor) {
+  if (!port.reorders()) return;
+  dnnl::memory stored = wrap(port.stored, tensor);
+  reorder(written, stored);
+}
+
 KernelMakers& KernelMakers::global() {
   static KernelMakers makers;
   return makers;
@@ -182,6 +286,14 @@ KernelMakers& KernelMakers::global() {
 int KernelMakers::add(const std::string& op, KernelMaker maker) {
   makers_.emplace(op, std::move(maker));
   return 0;
+}
+
+int KernelMakers::add_row_major(const std::string& op, RowMajorKernelMaker maker) {
+  return add(op, [maker = std::move(maker)](const runtime::KernelQuery& query) -> runtime::KernelChoice {
+    for (const runtime::LayoutPtr& layout : query.input_layouts)
+      if (layout != nullptr) return {};
+    return {maker(query.node, query.attrs), {}};
+  });
 }
 
 const KernelMaker* KernelMakers::find(const std::string& op) const {

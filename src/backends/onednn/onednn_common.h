@@ -19,6 +19,7 @@
 #include "kiln/storage.hpp"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "ops/op_schema.h"
+#include "runtime/kernel_provider.h"
 
 namespace kiln::onednn {
 
@@ -69,14 +70,59 @@ void reorder(dnnl::memory& from, dnnl::memory& to);
 void execute(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
              std::unordered_map<int, dnnl::memory>& args);
 
+// A value kept in a oneDNN layout between kernels of this backend (see runtime::ValueLayout):
+// channel-blocked activations, in bf16 when the plan runs in bf16. Kernels that take such a value
+// read its descriptor from their KernelQuery; the runtime reorders it to row-major for the rest.
+class OnednnLayout final : public runtime::ValueLayout {
+ public:
+  OnednnLayout(dnnl::memory::desc desc, ops::TensorInfo logical)
+      : desc_(std::move(desc)), logical_(std::move(logical)) {}
+  const dnnl::memory::desc& desc() const { return desc_; }
+  std::string describe() const override;
+  size_t nbytes() const override { return desc_.get_size(); }
+  bool same_as(const runtime::ValueLayout& other) const override;
+  ops::KernelFn to_row_major() const override;
+
+ private:
+  dnnl::memory::desc desc_;
+  ops::TensorInfo logical_;
+};
+
+// How input i of the queried node is stored: its oneDNN layout's descriptor, the row-major one
+// when it has none, or nothing when another backend's layout (which this one cannot read).
+std::optional<dnnl::memory::desc> stored_desc(const runtime::KernelQuery& query, int i);
+// The element type a primitive computes a floating-point tensor of `dtype` in under the query's
+// precision (bf16 or f16 for float32 when asked, else the tensor's own type).
+dnnl::memory::data_type compute_type(const runtime::KernelQuery& query, DType dtype);
+
+// How output i is stored when the primitive writes `written`: in that layout when the runtime
+// allows one (`layout` is then set, unless `written` is row-major), else row-major.
+dnnl::memory::desc output_store(const runtime::KernelQuery& query, int i, const dnnl::memory::desc& written,
+                                runtime::LayoutPtr& layout);
+
+// A kernel argument stored one way (`stored`, the tensor's bytes) that the primitive reads or
+// writes another (`used`): a reorder through a temporary on every call when they differ.
+struct Port {
+  dnnl::memory::desc stored, used;
+  bool reorders() const { return stored != used; }
+};
+// The memory the primitive reads for an input port (reordered into `temp` when needed).
+dnnl::memory read_port(const Port& port, const Tensor& tensor, std::shared_ptr<Storage>& temp);
+// The memory the primitive writes for an output port; `finish_write` moves it into the tensor.
+dnnl::memory write_port(const Port& port, const Tensor& tensor, std::shared_ptr<Storage>& temp);
+void finish_write(const Port& port, dnnl::memory& written, const Tensor& tensor);
+
 // Makes the kernel of one node, or returns an empty function to leave the node to the next
-// provider (an attribute or shape this backend does not cover).
-using KernelMaker = std::function<ops::KernelFn(const graph::Node& node, const Attrs& attrs)>;
+// provider (an attribute or shape this backend does not cover). A row-major maker sees only
+// row-major inputs and writes row-major outputs; a layout maker answers the whole query.
+using RowMajorKernelMaker = std::function<ops::KernelFn(const graph::Node& node, const Attrs& attrs)>;
+using KernelMaker = std::function<runtime::KernelChoice(const runtime::KernelQuery& query)>;
 
 class KernelMakers {
  public:
   static KernelMakers& global();
   int add(const std::string& op, KernelMaker maker);
+  int add_row_major(const std::string& op, RowMajorKernelMaker maker);
   const KernelMaker* find(const std::string& op) const;
 
  private:
@@ -85,7 +131,11 @@ class KernelMakers {
 
 }  // namespace kiln::onednn
 
-// Registers a kernel maker for an op at start-up: KILN_ONEDNN_KERNEL(Conv, make_conv_kernel);
+// Registers a kernel maker for an op at start-up: KILN_ONEDNN_KERNEL(Softmax, make_softmax_kernel)
+// for a row-major maker, KILN_ONEDNN_LAYOUT_KERNEL(Conv, make_conv_kernel) for a layout maker.
 #define KILN_ONEDNN_KERNEL(Op, maker)                                                  \
+  [[maybe_unused]] static const int KILN_OP_CONCAT(kiln_onednn_kernel_, __COUNTER__) = \
+      ::kiln::onednn::KernelMakers::global().add_row_major(#Op, maker)
+#define KILN_ONEDNN_LAYOUT_KERNEL(Op, maker)                                           \
   [[maybe_unused]] static const int KILN_OP_CONCAT(kiln_onednn_kernel_, __COUNTER__) = \
       ::kiln::onednn::KernelMakers::global().add(#Op, maker)

@@ -12,10 +12,16 @@ class OnednnKernels final : public runtime::KernelProvider {
   std::string name() const override { return "onednn"; }
 
   ops::KernelFn choose_kernel(const graph::Node& node, const Attrs& attrs) const override {
-    const KernelMaker* maker = KernelMakers::global().find(node.op);
-    if (maker == nullptr || !all_dtypes_supported(node)) return {};
+    runtime::KernelQuery query{node, attrs, std::vector<runtime::LayoutPtr>(node.inputs.size()),
+                               std::vector<bool>(node.outputs.size(), true)};
+    return choose(query).kernel;
+  }
+
+  runtime::KernelChoice choose(const runtime::KernelQuery& query) const override {
+    const KernelMaker* maker = KernelMakers::global().find(query.node.op);
+    if (maker == nullptr || !all_dtypes_supported(query.node)) return {};
     try {
-      return (*maker)(node, attrs);
+      return (*maker)(query);
     } catch (const dnnl::error&) {
       // "could not create a primitive descriptor": no implementation for this case.
       return {};

@@ -26,29 +26,52 @@ using algo = dnnl::algorithm;
 struct PoolKernel {
   dnnl::pooling_forward::primitive_desc pd;
   dnnl::pooling_forward primitive;
-  dnnl::memory::desc x_desc, y_desc;
+  dnnl::memory::desc x_desc;
+  Port y;
 
   void operator()(ops::KernelContext& ctx) const {
+    std::shared_ptr<Storage> y_bytes;
+    dnnl::memory dst = write_port(y, ctx.output(0), y_bytes);
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(x_desc, ctx.input(0))},
-                                               {DNNL_ARG_DST, wrap(y_desc, ctx.output(0))}};
+                                               {DNNL_ARG_DST, dst}};
     execute(primitive, pd, args);
+    finish_write(y, dst, ctx.output(0));
   }
 };
 
-// Builds the pooling of `x_dims` into `y_dims` (both N, C, spatial...) over plain tensors.
-ops::KernelFn make_pool(algo algorithm, const dnnl::memory::dims& x_dims, const dnnl::memory::dims& y_dims,
-                        DType dtype, const dnnl::memory::dims& kernel_dims, const dnnl::memory::dims& strides,
-                        const dnnl::memory::dims& dilations, const dnnl::memory::dims& pad_begin,
-                        const dnnl::memory::dims& pad_end) {
+// Builds the pooling of `x_dims` into `y_dims` (both N, C, spatial...). The input is read as it
+// is stored (row-major, or the layout a previous oneDNN kernel left it in; `x_dims` are then the
+// tensor's own); the output takes the layout the primitive picks to go with it.
+runtime::KernelChoice make_pool(const runtime::KernelQuery& query, algo algorithm,
+                                const dnnl::memory::dims& x_dims, const dnnl::memory::dims& y_dims,
+                                const dnnl::memory::dims& kernel_dims, const dnnl::memory::dims& strides,
+                                const dnnl::memory::dims& dilations, const dnnl::memory::dims& pad_begin,
+                                const dnnl::memory::dims& pad_end) {
+  const DType dtype = input_info(query.node, 0).dtype;
   auto kernel = std::make_shared<PoolKernel>();
-  kernel->x_desc = plain_desc(Shape(std::vector<int64_t>(x_dims.begin(), x_dims.end())), dtype);
-  kernel->y_desc = plain_desc(Shape(std::vector<int64_t>(y_dims.begin(), y_dims.end())), dtype);
-  kernel->pd = dnnl::pooling_forward::primitive_desc(cpu_engine(), dnnl::prop_kind::forward_inference,
-                                                     algorithm, kernel->x_desc, kernel->y_desc, strides,
-                                                     kernel_dims, dilations, pad_begin, pad_end, base_attr());
+  const std::optional<dnnl::memory::desc> stored = stored_desc(query, 0);
+  if (!stored) return {};
+  const bool reshaped = x_dims != stored->get_dims();
+  if (reshaped && query.input_layouts[0] != nullptr) return {};
+  kernel->x_desc =
+      reshaped ? plain_desc(Shape(std::vector<int64_t>(x_dims.begin(), x_dims.end())), dtype) : *stored;
+  const dnnl::memory::desc y_plain =
+      plain_desc(Shape(std::vector<int64_t>(y_dims.begin(), y_dims.end())), output_info(query.node, 0).dtype);
+  const dnnl::memory::desc y_any(y_dims, kernel->x_desc.get_data_type(), dnnl::memory::format_tag::any);
+  const bool row_major = query.output_row_major[0] || reshaped || query.input_layouts[0] == nullptr;
+  kernel->pd = dnnl::pooling_forward::primitive_desc(
+      cpu_engine(), dnnl::prop_kind::forward_inference, algorithm, kernel->x_desc,
+      row_major ? y_plain : y_any, strides, kernel_dims, dilations, pad_begin, pad_end, base_attr());
   if (is_generic_impl(kernel->pd)) return {};
   kernel->primitive = dnnl::pooling_forward(kernel->pd);
-  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+  runtime::KernelChoice choice;
+  choice.output_layouts.resize(1);
+  const dnnl::memory::desc y_stored =
+      row_major ? kernel->pd.dst_desc()
+                : output_store(query, 0, kernel->pd.dst_desc(), choice.output_layouts[0]);
+  kernel->y = Port{y_stored, kernel->pd.dst_desc()};
+  choice.kernel = [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+  return choice;
 }
 
 // True when some window's taps all fall into the padding (dilation can step over the input).
@@ -63,7 +86,9 @@ bool has_empty_window(const ops::PoolWindow& w, size_t axis) {
   return false;
 }
 
-ops::KernelFn make_window_pool(const graph::Node& node, const Attrs& attrs, bool is_max) {
+runtime::KernelChoice make_window_pool(const runtime::KernelQuery& query, bool is_max) {
+  const graph::Node& node = query.node;
+  const Attrs& attrs = query.attrs;
   const auto& x = input_info(node, 0);
   const auto& y = output_info(node, 0);
   if (node.outputs.size() != 1 || !is_float(x.dtype) || y.shape.numel() == 0) return {};
@@ -83,23 +108,23 @@ ops::KernelFn make_window_pool(const graph::Node& node, const Attrs& attrs, bool
   const algo algorithm = is_max        ? algo::pooling_max
                          : include_pad ? algo::pooling_avg_include_padding
                                        : algo::pooling_avg_exclude_padding;
-  return make_pool(algorithm, to_dims(x.shape), to_dims(y.shape), x.dtype,
+  return make_pool(query, algorithm, to_dims(x.shape), to_dims(y.shape),
                    dnnl::memory::dims(w.kernel.begin(), w.kernel.end()), strides, dilations, pad_begin,
                    pad_end);
 }
 
-ops::KernelFn make_max_pool(const graph::Node& node, const Attrs& attrs) {
-  return make_window_pool(node, attrs, true);
+runtime::KernelChoice make_max_pool(const runtime::KernelQuery& query) {
+  return make_window_pool(query, true);
 }
 
-ops::KernelFn make_average_pool(const graph::Node& node, const Attrs& attrs) {
-  return make_window_pool(node, attrs, false);
+runtime::KernelChoice make_average_pool(const runtime::KernelQuery& query) {
+  return make_window_pool(query, false);
 }
 
 // One window over all spatial axes. More than three spatial axes are flattened into one (the
 // planes are contiguous, so the window covers the same elements).
-ops::KernelFn make_global_pool(const graph::Node& node, algo algorithm) {
-  const auto& x = input_info(node, 0);
+runtime::KernelChoice make_global_pool(const runtime::KernelQuery& query, algo algorithm) {
+  const auto& x = input_info(query.node, 0);
   if (!is_float(x.dtype) || x.shape.numel() == 0) return {};
   dnnl::memory::dims x_dims = to_dims(x.shape);
   if (x_dims.size() > 5) {
@@ -112,22 +137,22 @@ ops::KernelFn make_global_pool(const graph::Node& node, algo algorithm) {
   y_dims.resize(x_dims.size(), 1);
   const dnnl::memory::dims kernel_dims(x_dims.begin() + 2, x_dims.end());
   const dnnl::memory::dims ones(spatial, 1), zeros(spatial, 0);
-  return make_pool(algorithm, x_dims, y_dims, x.dtype, kernel_dims, ones, zeros, zeros, zeros);
+  return make_pool(query, algorithm, x_dims, y_dims, kernel_dims, ones, zeros, zeros, zeros);
 }
 
-ops::KernelFn make_global_average_pool(const graph::Node& node, const Attrs&) {
-  return make_global_pool(node, algo::pooling_avg_exclude_padding);
+runtime::KernelChoice make_global_average_pool(const runtime::KernelQuery& query) {
+  return make_global_pool(query, algo::pooling_avg_exclude_padding);
 }
 
-ops::KernelFn make_global_max_pool(const graph::Node& node, const Attrs&) {
-  return make_global_pool(node, algo::pooling_max);
+runtime::KernelChoice make_global_max_pool(const runtime::KernelQuery& query) {
+  return make_global_pool(query, algo::pooling_max);
 }
 
 }  // namespace
 
-KILN_ONEDNN_KERNEL(MaxPool, make_max_pool);
-KILN_ONEDNN_KERNEL(AveragePool, make_average_pool);
-KILN_ONEDNN_KERNEL(GlobalAveragePool, make_global_average_pool);
-KILN_ONEDNN_KERNEL(GlobalMaxPool, make_global_max_pool);
+KILN_ONEDNN_LAYOUT_KERNEL(MaxPool, make_max_pool);
+KILN_ONEDNN_LAYOUT_KERNEL(AveragePool, make_average_pool);
+KILN_ONEDNN_LAYOUT_KERNEL(GlobalAveragePool, make_global_average_pool);
+KILN_ONEDNN_LAYOUT_KERNEL(GlobalMaxPool, make_global_max_pool);
 
 }  // namespace kiln::onednn

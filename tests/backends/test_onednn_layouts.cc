@@ -1,0 +1,101 @@
+// Activations kept in oneDNN's layouts between oneDNN kernels (OnednnLayout), and bf16 plans:
+// a small residual CNN runs with the fast kernels and agrees with the reference kernels, its
+// intermediates really stay in oneDNN layouts, and the values other kernels read (Flatten) or
+// the caller gets (graph outputs, also one in the middle of the chain) are row-major.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "onednn_test_util.h"
+
+namespace kiln::onednn {
+namespace {
+
+using graph::Value;
+
+// conv 3x3 (3 -> 32) + relu -> max pool 2x2 -> conv 3x3 (32 -> 32) + the pooled input as a
+// residual + relu -> conv 1x1 (32 -> 48) -> global average pool -> flatten; the pooled tensor is
+// also a graph output.
+graph::Graph residual_cnn(std::mt19937& rng) {
+  graph::Graph g;
+  g.name = "residual_cnn";
+  Value* x = g.add_input("data", ops::TensorInfo{DType::kFloat32, Shape{2, 3, 20, 20}});
+  const auto weight = [&](const std::string& name, const Shape& shape) {
+    return g.add_initializer(name, random_tensor(shape, rng, -0.3f, 0.3f));
+  };
+  const AttrMap pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  AttrMap relu = pad1;
+  relu.insert_or_assign("activation", AttrValue(std::string("Relu")));
+  Value* c1 =
+      g.add_node("FusedConv", {x, weight("w1", {32, 3, 3, 3}), weight("b1", {32})}, relu, "c1")->outputs[0];
+  Value* p1 =
+      g.add_node("MaxPool", {c1},
+                 {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}},
+                 "p1")
+          ->outputs[0];
+  Value* c2 = g.add_node("FusedConv", {p1, weight("w2", {32, 32, 3, 3}), weight("b2", {32}), p1}, relu, "c2")
+                  ->outputs[0];
+  Value* c3 = g.add_node("Conv", {c2, weight("w3", {48, 32, 1, 1})}, {}, "c3")->outputs[0];
+  Value* gap = g.add_node("GlobalAveragePool", {c3}, {}, "gap")->outputs[0];
+  g.set_outputs({g.add_node("Flatten", {gap}, {}, "flat")->outputs[0], p1});
+  g.infer_shapes();
+  return g;
+}
+
+void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double tolerance) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    ASSERT_EQ(got[k].shape(), want[k].shape());
+    const auto a = got[k].to_vector<float>(), b = want[k].to_vector<float>();
+    float scale = 1e-6f;
+    for (float v : b) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < a.size(); ++i)
+      ASSERT_NEAR(a[i], b[i], tolerance * scale) << "output " << k << " element " << i;
+  }
+}
+
+struct Compiled {
+  std::shared_ptr<const runtime::Plan> plan;
+  std::vector<std::string> layouts;  // describe() of every value kept in a oneDNN layout
+  int reorders = 0;                  // steps converting to row-major
+};
+
+Compiled compile_fast(const graph::Graph& g, runtime::Precision precision) {
+  Compiled c;
+  c.plan = runtime::compile(g, {.providers = {onednn_provider()}, .precision = precision});
+  for (const runtime::PlanValue& v : c.plan->values)
+    if (v.layout != nullptr) c.layouts.push_back(v.layout->describe());
+  for (const runtime::PlanStep& s : c.plan->steps) c.reorders += s.schema->name() == "Reorder" ? 1 : 0;
+  for (int id : c.plan->outputs) EXPECT_EQ(c.plan->values[static_cast<size_t>(id)].layout, nullptr);
+  return c;
+}
+
+TEST(OnednnLayouts, ChainsStayInOneDnnLayoutsAndAgreeWithTheReference) {
+  std::mt19937 rng(7);
+  const graph::Graph g = residual_cnn(rng);
+  const Tensor x = random_tensor({2, 3, 20, 20}, rng);
+  const std::vector<Tensor> want = runtime::Executor(runtime::compile(g)).run({x});
+  const Compiled fast = compile_fast(g, runtime::Precision::kFloat32);
+  // c1 and c2 feed only oneDNN kernels; c3 feeds the pool; the pool feeds Flatten (a reorder).
+  EXPECT_GE(fast.layouts.size(), 3u);
+  EXPECT_EQ(fast.reorders, 1);
+  for (const std::string& d : fast.layouts) EXPECT_NE(d.find(" f32"), std::string::npos) << d;
+  expect_close(runtime::Executor(fast.plan).run({x}), want, 1e-5);
+}
+
+TEST(OnednnLayouts, Bfloat16PlansComputeConvolutionsInBfloat16) {
+  std::mt19937 rng(8);
+  const graph::Graph g = residual_cnn(rng);
+  const Tensor x = random_tensor({2, 3, 20, 20}, rng);
+  const std::vector<Tensor> want = runtime::Executor(runtime::compile(g)).run({x});
+  const Compiled bf16 = compile_fast(g, runtime::Precision::kBFloat16);
+  ASSERT_FALSE(bf16.layouts.empty());
+  for (const std::string& d : bf16.layouts) EXPECT_NE(d.find(" bf16"), std::string::npos) << d;
+  const std::vector<Tensor> got = runtime::Executor(bf16.plan).run({x});
+  for (const Tensor& t : got) EXPECT_EQ(t.dtype(), DType::kFloat32);
+  // bf16 keeps 8 bits of mantissa: a few 2^-8 of relative error over three layers.
+  expect_close(got, want, 3e-2);
+}
+
+}  // namespace
+}  // namespace kiln::onednn
