@@ -83,12 +83,20 @@ class InferContext {
   int num_outputs_;
 };
 
+// What a kernel keeps between the calls of one executor (a backend's objects bound to that
+// executor's buffers, say); made by the kernel's provider, one per executor, never shared.
+class KernelState {
+ public:
+  virtual ~KernelState() = default;
+};
+
 // What a reference kernel sees: contiguous input tensors (undefined for a missing optional
 // input) and output tensors already allocated with the inferred shapes and dtypes.
 struct KernelContext {
   const Attrs& attrs;
   const std::vector<Tensor>& inputs;
   std::vector<Tensor>& outputs;
+  KernelState* state = nullptr;  // the executor's state for this kernel, if its provider makes one
 
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   int num_outputs() const { return static_cast<int>(outputs.size()); }

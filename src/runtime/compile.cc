@@ -129,7 +129,9 @@ std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& o
     PlanStep step;
     step.label = "Reorder '" + copy.name + "' (" + copy.layout->describe() + " to row-major)";
     step.schema = &layout_conversion_schema();
-    step.kernel = copy.layout->to_row_major();
+    KernelChoice conversion = copy.layout->to_row_major();
+    step.kernel = std::move(conversion.kernel);
+    step.make_state = std::move(conversion.make_state);
     step.provider = "layout";
     step.inputs = {id};
     copy.layout = nullptr;
@@ -171,6 +173,7 @@ std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& o
       choice.kernel = reference_kernels().choose_kernel(*n, step.attrs);
     }
     step.kernel = std::move(choice.kernel);
+    step.make_state = std::move(choice.make_state);
     if (!step.kernel) missing_kernels += (num_missing++ ? ", " : "") + n->label();
     for (size_t i = 0; i < n->outputs.size(); ++i) {
       const bool is_output = query.output_row_major[i];

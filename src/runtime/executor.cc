@@ -56,6 +56,9 @@ Executor::Executor(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {
     return kind == PlanValue::Kind::kInput || kind == PlanValue::Kind::kOutput;
   };
   slots_.resize(p.values.size());
+  states_.resize(p.steps.size());
+  for (size_t s = 0; s < p.steps.size(); ++s)
+    if (p.steps[s].make_state) states_[s] = p.steps[s].make_state();
   step_inputs_.resize(p.steps.size());
   step_outputs_.resize(p.steps.size());
   for (size_t s = 0; s < p.steps.size(); ++s) {
@@ -157,7 +160,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
 
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const PlanStep& step = p.steps[s];
-    ops::KernelContext ctx{step.attrs, step_inputs_[s], step_outputs_[s]};
+    ops::KernelContext ctx{step.attrs, step_inputs_[s], step_outputs_[s], states_[s].get()};
     std::optional<profiler::OpScope> timed;  // one Duration event per step while profiling
     if (profiler::is_running()) timed.emplace(node_name(step.label), step.schema->name());
     try {

@@ -49,10 +49,11 @@ class Executor {
 
   std::shared_ptr<const Plan> plan_;
   std::shared_ptr<Storage> arena_;
-  std::vector<std::vector<Tensor>> step_inputs_;   // per step, what its kernel reads
-  std::vector<std::vector<Tensor>> step_outputs_;  // per step, what its kernel writes
-  std::vector<std::vector<Slot>> slots_;           // per value id
-  std::vector<int> first_position_;                // per graph output: its value's first position
+  std::vector<std::vector<Tensor>> step_inputs_;           // per step, what its kernel reads
+  std::vector<std::vector<Tensor>> step_outputs_;          // per step, what its kernel writes
+  std::vector<std::unique_ptr<ops::KernelState>> states_;  // per step, when its kernel keeps one
+  std::vector<std::vector<Slot>> slots_;                   // per value id
+  std::vector<int> first_position_;                        // per graph output: its value's first position
   std::atomic<bool> running_{false};
 };
 

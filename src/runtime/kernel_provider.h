@@ -3,6 +3,7 @@
 // the op's reference kernel, so every op with a reference kernel always runs.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,20 +13,7 @@
 
 namespace kiln::runtime {
 
-// How a backend stores a value in its own layout instead of Kiln's row-major one: oneDNN's
-// blocked activations (channels in blocks of 16), possibly in a narrower float type when the plan
-// runs in bf16. The value keeps its logical dtype and shape; only the kernels of the backend that
-// made the layout read its bytes. The runtime sees the size, and converts the value to row-major
-// (with a step the layout supplies) before any kernel that does not take the layout reads it.
-class ValueLayout {
- public:
-  virtual ~ValueLayout() = default;
-  virtual std::string describe() const = 0;  // for step labels and errors: "oneDNN nChw16c f32"
-  virtual size_t nbytes() const = 0;
-  virtual bool same_as(const ValueLayout& other) const = 0;
-  // A kernel with one input (this layout) and one output (row-major) copying the value across.
-  virtual ops::KernelFn to_row_major() const = 0;
-};
+class ValueLayout;
 using LayoutPtr = std::shared_ptr<const ValueLayout>;  // null: row-major
 
 bool same_layout(const LayoutPtr& a, const LayoutPtr& b);
@@ -45,11 +33,31 @@ struct KernelQuery {
   Precision precision = Precision::kFloat32;
 };
 
-// A provider's answer: the kernel, and the layout each output is written in.
+// Makes the state one executor keeps for a kernel (see ops::KernelState).
+using KernelStateFactory = std::function<std::unique_ptr<ops::KernelState>()>;
+
+// A provider's answer: the kernel, the layout each output is written in, and the kernel's
+// per-executor state.
 struct KernelChoice {
   ops::KernelFn kernel;
   std::vector<LayoutPtr> output_layouts;  // empty: all row-major
+  KernelStateFactory make_state;          // empty: the kernel keeps no state
   explicit operator bool() const { return static_cast<bool>(kernel); }
+};
+
+// How a backend stores a value in its own layout instead of Kiln's row-major one: oneDNN's
+// blocked activations (channels in blocks of 16), possibly in a narrower float type when the plan
+// runs in bf16. The value keeps its logical dtype and shape; only the kernels of the backend that
+// made the layout read its bytes. The runtime sees the size, and converts the value to row-major
+// (with a step the layout supplies) before any kernel that does not take the layout reads it.
+class ValueLayout {
+ public:
+  virtual ~ValueLayout() = default;
+  virtual std::string describe() const = 0;  // for step labels and errors: "oneDNN nChw16c f32"
+  virtual size_t nbytes() const = 0;
+  virtual bool same_as(const ValueLayout& other) const = 0;
+  // A kernel with one input (this layout) and one output (row-major) copying the value across.
+  virtual KernelChoice to_row_major() const = 0;
 };
 
 class KernelProvider {

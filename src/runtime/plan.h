@@ -62,8 +62,9 @@ struct PlanStep {
   const ops::OpSchema* schema = nullptr;
   Attrs attrs;  // bound once, at compile time
   ops::KernelFn kernel;
-  std::string provider;     // the KernelProvider that supplied the kernel
-  std::vector<int> inputs;  // value ids (into Plan::values); -1 for a missing optional input
+  KernelStateFactory make_state;  // each Executor makes the kernel's state once (empty: none)
+  std::string provider;           // the KernelProvider that supplied the kernel
+  std::vector<int> inputs;        // value ids (into Plan::values); -1 for a missing optional input
   std::vector<int> outputs;
 };
 

@@ -23,13 +23,13 @@ class Reversed final : public ValueLayout {
   bool same_as(const ValueLayout& other) const override {
     return dynamic_cast<const Reversed*>(&other) != nullptr;
   }
-  ops::KernelFn to_row_major() const override {
-    return [](ops::KernelContext& ctx) {
+  KernelChoice to_row_major() const override {
+    return {[](ops::KernelContext& ctx) {
       const Tensor& in = ctx.input(0);
       const float* from = reinterpret_cast<const float*>(static_cast<const char*>(in.raw_data()) + 16);
       float* to = ctx.output(0).data<float>();
       std::reverse_copy(from, from + in.numel(), to);
-    };
+    }};
   }
   int64_t count = 0;
 };

@@ -24,18 +24,16 @@ constexpr int64_t kMinElements = 8192;
 constexpr int64_t kMinElementsFloat32 = 1 << 18;
 
 struct BatchNormKernel {
-  dnnl::binary::primitive_desc pd;
-  dnnl::binary primitive;
+  Prepared<dnnl::binary> affine;
   dnnl::memory::desc x_desc, channel_desc;
   Tensor a, b;  // per channel, float32
 
   void operator()(ops::KernelContext& ctx) const {
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC_0, wrap(x_desc, ctx.input(0))},
-        {DNNL_ARG_SRC_1, wrap(channel_desc, a)},
-        {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, wrap(channel_desc, b)},
-        {DNNL_ARG_DST, wrap(x_desc, ctx.output(0))}};
-    execute(primitive, pd, args);
+    execute(ctx, affine,
+            {{DNNL_ARG_SRC_0, x_desc, ctx.input(0).raw_data()},
+             {DNNL_ARG_SRC_1, channel_desc, a.raw_data()},
+             {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, channel_desc, b.raw_data()},
+             {DNNL_ARG_DST, x_desc, ctx.output(0).raw_data()}});
   }
 };
 
@@ -77,10 +75,10 @@ ops::KernelFn make_batch_norm(const graph::Node& node, const Attrs& attrs) {
   post.append_binary(dnnl::algorithm::binary_add, kernel->channel_desc);
   dnnl::primitive_attr attr = base_attr();
   attr.set_post_ops(post);
-  kernel->pd = dnnl::binary::primitive_desc(cpu_engine(), dnnl::algorithm::binary_mul, kernel->x_desc,
-                                            kernel->channel_desc, kernel->x_desc, attr);
-  if (is_generic_impl(kernel->pd)) return {};
-  kernel->primitive = dnnl::binary(kernel->pd);
+  const dnnl::binary::primitive_desc pd(cpu_engine(), dnnl::algorithm::binary_mul, kernel->x_desc,
+                                        kernel->channel_desc, kernel->x_desc, attr);
+  if (is_generic_impl(pd)) return {};
+  kernel->affine = Prepared<dnnl::binary>(pd);
   return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
 }
 

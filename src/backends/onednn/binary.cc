@@ -61,10 +61,7 @@ dnnl::memory::desc dense_desc(const dnnl::memory::dims& dims, DType dtype) {
   return plain_desc(Shape(std::vector<int64_t>(dims.begin(), dims.end())), dtype);
 }
 
-struct BinaryPrimitive {
-  dnnl::binary::primitive_desc pd;
-  dnnl::binary primitive;
-};
+using BinaryPrimitive = Prepared<dnnl::binary>;
 
 // C = op(A, B) where oneDNN computes sources (first, second) = (A, B), or (B, A) when `swapped`.
 // The first source has the output's shape; both are described with merged axes.
@@ -82,23 +79,24 @@ struct BinaryKernel {
     const Tensor* second = swapped ? &a : &b;
     const BinaryPrimitive* p = &forward;
     std::shared_ptr<Storage> copy_bytes;
-    std::optional<dnnl::memory> second_copy;
+    const void* second_data = second->raw_data();
     if (second->raw_data() == c.raw_data() && a.raw_data() != b.raw_data()) {
       // In place over the second source (possible only when the shapes are equal).
       if (reverse) {
         std::swap(first, second);
+        second_data = second->raw_data();
         p = &*reverse;
       } else {
-        second_copy = temporary_memory(full_desc, copy_bytes);
-        std::memcpy(second_copy->get_data_handle(), second->raw_data(), c.nbytes());
+        void* copy = temporary_bytes(c.nbytes(), copy_bytes);
+        std::memcpy(copy, second->raw_data(), c.nbytes());
+        second_data = copy;
       }
     }
     const dnnl::memory::desc& second_desc = p == &forward ? broadcast_desc : full_desc;
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC_0, wrap(full_desc, *first)},
-        {DNNL_ARG_SRC_1, second_copy ? *second_copy : wrap(second_desc, *second)},
-        {DNNL_ARG_DST, wrap(full_desc, c)}};
-    execute(p->primitive, p->pd, args);
+    execute(ctx, *p,
+            {{DNNL_ARG_SRC_0, full_desc, first->raw_data()},
+             {DNNL_ARG_SRC_1, second_desc, second_data},
+             {DNNL_ARG_DST, full_desc, c.raw_data()}});
   }
 };
 
@@ -112,11 +110,9 @@ std::optional<BinaryPrimitive> make_primitive(algo algorithm, const dnnl::memory
     post.append_eltwise(algo::eltwise_linear, -1.f, 0.f);
     attr.set_post_ops(post);
   }
-  BinaryPrimitive p;
-  p.pd = dnnl::binary::primitive_desc(cpu_engine(), algorithm, first, second, out, attr);
-  if (is_generic_impl(p.pd)) return std::nullopt;
-  p.primitive = dnnl::binary(p.pd);
-  return p;
+  const dnnl::binary::primitive_desc pd(cpu_engine(), algorithm, first, second, out, attr);
+  if (is_generic_impl(pd)) return std::nullopt;
+  return BinaryPrimitive(pd);
 }
 
 ops::KernelFn make_binary(const graph::Node& node, algo algorithm) {
@@ -154,14 +150,12 @@ ops::KernelFn make_fixed(const graph::Node& node, const Attrs&) {
 }
 
 struct PowKernel {
-  dnnl::eltwise_forward::primitive_desc pd;
-  dnnl::eltwise_forward primitive;
+  Prepared<dnnl::eltwise_forward> pow;
   dnnl::memory::desc desc;  // X and Z alike
 
   void operator()(ops::KernelContext& ctx) const {
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(desc, ctx.input(0))},
-                                               {DNNL_ARG_DST, wrap(desc, ctx.output(0))}};
-    execute(primitive, pd, args);
+    execute(ctx, pow,
+            {{DNNL_ARG_SRC, desc, ctx.input(0).raw_data()}, {DNNL_ARG_DST, desc, ctx.output(0).raw_data()}});
   }
 };
 
@@ -178,11 +172,11 @@ ops::KernelFn make_pow(const graph::Node& node, const Attrs&) {
   if (static_cast<double>(static_cast<float>(y)) != y) return {};
   auto kernel = std::make_shared<PowKernel>();
   kernel->desc = plain_desc(x.shape, x.dtype);
-  kernel->pd = dnnl::eltwise_forward::primitive_desc(cpu_engine(), dnnl::prop_kind::forward_inference,
-                                                     algo::eltwise_pow, kernel->desc, kernel->desc, 1.f,
-                                                     static_cast<float>(y), base_attr());
-  if (is_generic_impl(kernel->pd)) return {};
-  kernel->primitive = dnnl::eltwise_forward(kernel->pd);
+  const dnnl::eltwise_forward::primitive_desc pd(cpu_engine(), dnnl::prop_kind::forward_inference,
+                                                 algo::eltwise_pow, kernel->desc, kernel->desc, 1.f,
+                                                 static_cast<float>(y), base_attr());
+  if (is_generic_impl(pd)) return {};
+  kernel->pow = Prepared<dnnl::eltwise_forward>(pd);
   return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
 }
 

@@ -16,33 +16,40 @@ namespace {
 using tag = dnnl::memory::format_tag;
 
 struct ConvKernel {
-  dnnl::convolution_forward::primitive_desc pd;
-  dnnl::convolution_forward primitive;
+  Prepared<dnnl::convolution_forward> conv;
   Port x, y;  // activations: as stored, and as the primitive reads and writes them
-  dnnl::memory::desc bias_desc;
+  dnnl::memory::desc weights_desc, bias_desc;
   dnnl::memory weights;  // prepared
   bool has_bias = false;
   // FusedConv's Z (the output's shape): placed in the output before the call, which a sum
-  // post-op then accumulates into; every fast convolution implements that one.
-  std::optional<dnnl::memory::desc> residual;  // as stored
+  // post-op then accumulates into; every fast convolution implements that one. Copied when it
+  // is stored as the primitive writes, else reordered.
+  std::optional<dnnl::memory::desc> residual;
+  std::optional<Reorder> residual_reorder;
 
   void operator()(ops::KernelContext& ctx) const {
     std::shared_ptr<Storage> x_bytes, y_bytes;
-    dnnl::memory src = read_port(x, ctx.input(0), x_bytes);
-    dnnl::memory dst = write_port(y, ctx.output(0), y_bytes);
-    if (residual) {
-      if (*residual == y.used) {
-        std::memcpy(dst.get_data_handle(), ctx.input(3).raw_data(), y.used.get_size());
-      } else {
-        dnnl::memory z = wrap(*residual, ctx.input(3));
-        reorder(z, dst);
-      }
+    const void* src = read_port(ctx, x, ctx.input(0), x_bytes);
+    void* dst = write_port(y, ctx.output(0), y_bytes);
+    if (residual_reorder) {
+      reorder(ctx, *residual_reorder, ctx.input(3).raw_data(), dst);
+    } else if (residual) {
+      std::memcpy(dst, ctx.input(3).raw_data(), y.used.get_size());
     }
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-    if (has_bias) args[DNNL_ARG_BIAS] = wrap(bias_desc, ctx.input(2));
-    execute(primitive, pd, args);
-    finish_write(y, dst, ctx.output(0));
+    const void* bias = has_bias ? ctx.input(2).raw_data() : nullptr;
+    if (has_bias) {
+      execute(ctx, conv,
+              {{DNNL_ARG_SRC, x.used, src},
+               {DNNL_ARG_WEIGHTS, weights_desc, weights.get_data_handle()},
+               {DNNL_ARG_BIAS, bias_desc, bias},
+               {DNNL_ARG_DST, y.used, dst}});
+    } else {
+      execute(ctx, conv,
+              {{DNNL_ARG_SRC, x.used, src},
+               {DNNL_ARG_WEIGHTS, weights_desc, weights.get_data_handle()},
+               {DNNL_ARG_DST, y.used, dst}});
+    }
+    finish_write(ctx, y, dst, ctx.output(0));
   }
 };
 
@@ -104,25 +111,28 @@ runtime::KernelChoice make_conv_kernel(const runtime::KernelQuery& query) {
   const dnnl::memory::desc x_any(to_dims(x.shape), type, tag::any);
   const dnnl::memory::desc y_any(to_dims(y.shape), type, tag::any);
   const dnnl::memory::desc w_any(w_dims, type, tag::any);
+  dnnl::convolution_forward::primitive_desc pd;
   if (kernel->has_bias) {
     kernel->bias_desc = plain_desc(input_info(node, 2).shape, input_info(node, 2).dtype);
-    kernel->pd = dnnl::convolution_forward::primitive_desc(
+    pd = dnnl::convolution_forward::primitive_desc(
         cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
         kernel->bias_desc, y_any, strides, dilations, pad_begin, pad_end, attr);
   } else {
-    kernel->pd = dnnl::convolution_forward::primitive_desc(
-        cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
-        y_any, strides, dilations, pad_begin, pad_end, attr);
+    pd = dnnl::convolution_forward::primitive_desc(cpu_engine(), dnnl::prop_kind::forward_inference,
+                                                   dnnl::algorithm::convolution_direct, x_any, w_any, y_any,
+                                                   strides, dilations, pad_begin, pad_end, attr);
   }
-  if (is_generic_impl(kernel->pd)) return {};
-  kernel->primitive = dnnl::convolution_forward(kernel->pd);
+  if (is_generic_impl(pd)) return {};
+  kernel->conv = Prepared<dnnl::convolution_forward>(pd);
   const dnnl::memory::desc w_plain = plain_desc(w, w_constant->dtype()).reshape(w_dims);
-  kernel->weights = prepare_constant(wrap(w_plain, *w_constant), kernel->pd.weights_desc());
+  kernel->weights_desc = pd.weights_desc();
+  kernel->weights = prepare_constant(wrap(w_plain, *w_constant), kernel->weights_desc);
   runtime::KernelChoice choice;
   choice.output_layouts.resize(1);
-  kernel->x = Port{*x_stored, kernel->pd.src_desc()};
-  kernel->y =
-      Port{output_store(query, 0, kernel->pd.dst_desc(), choice.output_layouts[0]), kernel->pd.dst_desc()};
+  kernel->x = input_port(*x_stored, pd.src_desc());
+  kernel->y = output_port(output_store(query, 0, pd.dst_desc(), choice.output_layouts[0]), pd.dst_desc());
+  if (kernel->residual && *kernel->residual != pd.dst_desc())
+    kernel->residual_reorder = make_reorder(*kernel->residual, pd.dst_desc());
   choice.kernel = [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
   return choice;
 }

@@ -19,29 +19,24 @@ namespace {
 using tag = dnnl::memory::format_tag;
 
 struct DeconvKernel {
-  dnnl::deconvolution_forward::primitive_desc pd;
-  dnnl::deconvolution_forward primitive;
-  dnnl::memory::desc x_plain, y_plain, bias_desc;
-  dnnl::memory::desc x_work, y_work;  // the layouts the primitive chose
-  dnnl::memory weights;               // prepared
+  Prepared<dnnl::deconvolution_forward> deconv;
+  Port x, y;  // row-major as stored; the layouts the primitive chose
+  dnnl::memory::desc weights_desc, bias_desc;
+  dnnl::memory weights;  // prepared
   bool has_bias = false;
 
   void operator()(ops::KernelContext& ctx) const {
-    dnnl::memory x = wrap(x_plain, ctx.input(0));
-    dnnl::memory y = wrap(y_plain, ctx.output(0));
-    std::optional<dnnl::memory> x_blocked, y_blocked;
     std::shared_ptr<Storage> x_bytes, y_bytes;
-    if (x_work != x_plain) {
-      x_blocked = temporary_memory(x_work, x_bytes);
-      reorder(x, *x_blocked);
+    const void* src = read_port(ctx, x, ctx.input(0), x_bytes);
+    void* dst = write_port(y, ctx.output(0), y_bytes);
+    const Arg source{DNNL_ARG_SRC, x.used, src},
+        weight{DNNL_ARG_WEIGHTS, weights_desc, weights.get_data_handle()}, target{DNNL_ARG_DST, y.used, dst};
+    if (has_bias) {
+      execute(ctx, deconv, {source, weight, Arg{DNNL_ARG_BIAS, bias_desc, ctx.input(2).raw_data()}, target});
+    } else {
+      execute(ctx, deconv, {source, weight, target});
     }
-    if (y_work != y_plain) y_blocked = temporary_memory(y_work, y_bytes);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, x_blocked ? *x_blocked : x},
-                                               {DNNL_ARG_WEIGHTS, weights},
-                                               {DNNL_ARG_DST, y_blocked ? *y_blocked : y}};
-    if (has_bias) args[DNNL_ARG_BIAS] = wrap(bias_desc, ctx.input(2));
-    execute(primitive, pd, args);
-    if (y_blocked) reorder(*y_blocked, y);
+    finish_write(ctx, y, dst, ctx.output(0));
   }
 };
 
@@ -98,8 +93,6 @@ ops::KernelFn make_conv_transpose_kernel(const graph::Node& node, const Attrs& a
 
   const auto type = *to_dnnl(x.dtype);
   auto kernel = std::make_shared<DeconvKernel>();
-  kernel->x_plain = plain_desc(x.shape, x.dtype);
-  kernel->y_plain = plain_desc(y.shape, y.dtype);
   kernel->has_bias = has_input(node, 2);
   const dnnl::memory::desc w_stored = weight_desc(w, window.group, w_constant->dtype());
   const dnnl::memory::desc x_any(to_dims(x.shape), type, tag::any);
@@ -107,21 +100,22 @@ ops::KernelFn make_conv_transpose_kernel(const graph::Node& node, const Attrs& a
   const dnnl::memory::desc w_any(w_stored.get_dims(), type, tag::any);
   const auto algorithm = dnnl::algorithm::deconvolution_direct;
   const auto prop = dnnl::prop_kind::forward_inference;
+  dnnl::deconvolution_forward::primitive_desc pd;
   if (kernel->has_bias) {
     kernel->bias_desc = plain_desc(input_info(node, 2).shape, input_info(node, 2).dtype);
-    kernel->pd = dnnl::deconvolution_forward::primitive_desc(cpu_engine(), prop, algorithm, x_any, w_any,
-                                                             kernel->bias_desc, y_any, strides, dilations,
-                                                             pad_begin, pad_end, base_attr());
+    pd = dnnl::deconvolution_forward::primitive_desc(cpu_engine(), prop, algorithm, x_any, w_any,
+                                                     kernel->bias_desc, y_any, strides, dilations, pad_begin,
+                                                     pad_end, base_attr());
   } else {
-    kernel->pd =
-        dnnl::deconvolution_forward::primitive_desc(cpu_engine(), prop, algorithm, x_any, w_any, y_any,
-                                                    strides, dilations, pad_begin, pad_end, base_attr());
+    pd = dnnl::deconvolution_forward::primitive_desc(cpu_engine(), prop, algorithm, x_any, w_any, y_any,
+                                                     strides, dilations, pad_begin, pad_end, base_attr());
   }
-  if (is_generic_impl(kernel->pd)) return {};
-  kernel->primitive = dnnl::deconvolution_forward(kernel->pd);
-  kernel->x_work = kernel->pd.src_desc();
-  kernel->y_work = kernel->pd.dst_desc();
-  kernel->weights = prepare_constant(wrap(w_stored, *w_constant), kernel->pd.weights_desc());
+  if (is_generic_impl(pd)) return {};
+  kernel->deconv = Prepared<dnnl::deconvolution_forward>(pd);
+  kernel->x = input_port(plain_desc(x.shape, x.dtype), pd.src_desc());
+  kernel->y = output_port(plain_desc(y.shape, y.dtype), pd.dst_desc());
+  kernel->weights_desc = pd.weights_desc();
+  kernel->weights = prepare_constant(wrap(w_stored, *w_constant), kernel->weights_desc);
   return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
 }
 

@@ -24,10 +24,7 @@ struct EltwiseSpec {
   std::optional<float> scale_after;
 };
 
-struct EltwisePrimitive {
-  dnnl::eltwise_forward::primitive_desc pd;
-  dnnl::eltwise_forward primitive;
-};
+using EltwisePrimitive = Prepared<dnnl::eltwise_forward>;
 
 struct EltwiseKernel {
   EltwisePrimitive first;
@@ -36,13 +33,9 @@ struct EltwiseKernel {
   dnnl::memory::desc desc;  // input and output alike
 
   void operator()(ops::KernelContext& ctx) const {
-    dnnl::memory y = wrap(desc, ctx.output(0));
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(desc, ctx.input(0))}, {DNNL_ARG_DST, y}};
-    execute(first.primitive, first.pd, args);
-    if (scale) {
-      args[DNNL_ARG_SRC] = y;
-      execute(scale->primitive, scale->pd, args);
-    }
+    void* y = ctx.output(0).raw_data();
+    execute(ctx, first, {{DNNL_ARG_SRC, desc, ctx.input(0).raw_data()}, {DNNL_ARG_DST, desc, y}});
+    if (scale) execute(ctx, *scale, {{DNNL_ARG_SRC, desc, y}, {DNNL_ARG_DST, desc, y}});
   }
 };
 
@@ -52,12 +45,10 @@ constexpr int64_t kMinElements = 4096;
 
 std::optional<EltwisePrimitive> make_primitive(const dnnl::memory::desc& desc, algo algorithm, float alpha,
                                                float beta) {
-  EltwisePrimitive p;
-  p.pd = dnnl::eltwise_forward::primitive_desc(cpu_engine(), dnnl::prop_kind::forward_inference, algorithm,
-                                               desc, desc, alpha, beta, base_attr());
-  if (is_generic_impl(p.pd)) return std::nullopt;
-  p.primitive = dnnl::eltwise_forward(p.pd);
-  return p;
+  const dnnl::eltwise_forward::primitive_desc pd(cpu_engine(), dnnl::prop_kind::forward_inference, algorithm,
+                                                 desc, desc, alpha, beta, base_attr());
+  if (is_generic_impl(pd)) return std::nullopt;
+  return EltwisePrimitive(pd);
 }
 
 // Input and output share one descriptor: the input's as stored (a oneDNN layout passes through).

@@ -40,26 +40,28 @@ Tensor expand_param(const Tensor& param, const Shape& normalized) {
 constexpr int kParamArgs[] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT};
 
 struct LayerNormKernel {
-  dnnl::layer_normalization_forward::primitive_desc pd;
-  dnnl::layer_normalization_forward primitive;
+  Prepared<dnnl::layer_normalization_forward> norm;
   dnnl::memory::desc x_desc, param_desc, stat_desc;
   std::optional<Tensor> constants[2];  // expanded float32 copies of the constant parameters
   bool use_shift = false;
   bool with_mean = false;  // the Mean output is requested
 
   void operator()(ops::KernelContext& ctx) const {
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(x_desc, ctx.input(0))},
-                                               {DNNL_ARG_DST, wrap(x_desc, ctx.output(0))}};
+    std::vector<Arg> args;
+    args.reserve(6);
+    args.push_back({DNNL_ARG_SRC, x_desc, ctx.input(0).raw_data()});
+    args.push_back({DNNL_ARG_DST, x_desc, ctx.output(0).raw_data()});
     for (int i = 0; i < (use_shift ? 2 : 1); ++i) {
       const auto k = static_cast<size_t>(i);
-      args[kParamArgs[k]] = wrap(param_desc, constants[k] ? *constants[k] : ctx.input(i + 1));
+      args.push_back(
+          {kParamArgs[k], param_desc, (constants[k] ? *constants[k] : ctx.input(i + 1)).raw_data()});
     }
     std::shared_ptr<Storage> variance_bytes;
     if (with_mean) {
-      args[DNNL_ARG_MEAN] = wrap(stat_desc, ctx.output(1));
-      args[DNNL_ARG_VARIANCE] = temporary_memory(stat_desc, variance_bytes);
+      args.push_back({DNNL_ARG_MEAN, stat_desc, ctx.output(1).raw_data()});
+      args.push_back({DNNL_ARG_VARIANCE, stat_desc, temporary_bytes(stat_desc.get_size(), variance_bytes)});
     }
-    execute(primitive, pd, args);
+    execute(ctx, norm, args);
   }
 };
 
@@ -88,11 +90,11 @@ ops::KernelFn make_layer_norm(const graph::Node& node, const Attrs& attrs) {
   // Training propagation is the one that writes the statistics out.
   const auto prop = with_mean ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   const flags params = kernel->use_shift ? flags::use_scale | flags::use_shift : flags::use_scale;
-  kernel->pd = dnnl::layer_normalization_forward::primitive_desc(
+  const dnnl::layer_normalization_forward::primitive_desc pd(
       cpu_engine(), prop, kernel->x_desc, kernel->x_desc, kernel->stat_desc,
       static_cast<float>(attrs.get_float("epsilon")), params, base_attr());
-  if (is_generic_impl(kernel->pd)) return {};
-  kernel->primitive = dnnl::layer_normalization_forward(kernel->pd);
+  if (is_generic_impl(pd)) return {};
+  kernel->norm = Prepared<dnnl::layer_normalization_forward>(pd);
   return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
 }
 

@@ -28,22 +28,26 @@ struct Addend {
 };
 
 struct MatmulKernel {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul primitive;
+  Prepared<dnnl::matmul> matmul;
   dnnl::memory::desc a_desc, b_desc, out_desc;
   std::optional<dnnl::memory> prepared_b;
   std::optional<Addend> addend;
 
   void operator()(ops::KernelContext& ctx) const {
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, wrap(a_desc, ctx.input(0))},
-        {DNNL_ARG_WEIGHTS, prepared_b ? *prepared_b : wrap(b_desc, ctx.input(1))},
-        {DNNL_ARG_DST, wrap(out_desc, ctx.output(0))}};
+    const void* b = prepared_b ? prepared_b->get_data_handle() : ctx.input(1).raw_data();
     if (addend) {
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(addend->post_op_index) | DNNL_ARG_SRC_1] =
-          wrap(addend->desc, ctx.input(2));
+      execute(ctx, matmul,
+              {{DNNL_ARG_SRC, a_desc, ctx.input(0).raw_data()},
+               {DNNL_ARG_WEIGHTS, b_desc, b},
+               {DNNL_ARG_ATTR_MULTIPLE_POST_OP(addend->post_op_index) | DNNL_ARG_SRC_1, addend->desc,
+                ctx.input(2).raw_data()},
+               {DNNL_ARG_DST, out_desc, ctx.output(0).raw_data()}});
+    } else {
+      execute(ctx, matmul,
+              {{DNNL_ARG_SRC, a_desc, ctx.input(0).raw_data()},
+               {DNNL_ARG_WEIGHTS, b_desc, b},
+               {DNNL_ARG_DST, out_desc, ctx.output(0).raw_data()}});
     }
-    execute(primitive, pd, args);
   }
 };
 
@@ -55,16 +59,17 @@ ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc&
   auto kernel = std::make_shared<MatmulKernel>();
   const dnnl::memory::desc b_choice =
       b_constant != nullptr ? dnnl::memory::desc(b.get_dims(), b.get_data_type(), tag::any) : b;
-  kernel->pd = dnnl::matmul::primitive_desc(cpu_engine(), a, b_choice, out, attr);
-  if (is_generic_impl(kernel->pd)) return {};
-  kernel->primitive = dnnl::matmul(kernel->pd);
+  const dnnl::matmul::primitive_desc pd(cpu_engine(), a, b_choice, out, attr);
+  if (is_generic_impl(pd)) return {};
+  kernel->matmul = Prepared<dnnl::matmul>(pd);
   kernel->a_desc = a;
   kernel->b_desc = b;
   kernel->out_desc = out;
   kernel->addend = addend;
   if (b_constant != nullptr) {
     // The constant is stored as `b` describes it (possibly transposed); the reorder packs it.
-    kernel->prepared_b = prepare_constant(wrap(b, *b_constant), kernel->pd.weights_desc());
+    kernel->b_desc = pd.weights_desc();
+    kernel->prepared_b = prepare_constant(wrap(b, *b_constant), kernel->b_desc);
   }
   return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
 }

@@ -135,13 +135,6 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& tensor) {
   return dnnl::memory(desc, cpu_engine(), const_cast<void*>(tensor.raw_data()));
 }
 
-dnnl::memory prepare_constant(const dnnl::memory& source, const dnnl::memory::desc& desc) {
-  dnnl::memory prepared(desc, cpu_engine());
-  dnnl::memory from = source;  // a handle: execute() takes non-const ones
-  reorder(from, prepared);
-  return prepared;
-}
-
 namespace {
 
 // A stream per thread: streams are cheap but not free, and one must not be shared by threads.
@@ -152,28 +145,86 @@ dnnl::stream& thread_stream() {
 
 }  // namespace
 
-dnnl::memory temporary_memory(const dnnl::memory::desc& desc, std::shared_ptr<Storage>& owner) {
-  owner = Storage::allocate(std::max<size_t>(desc.get_size(), 1), cpu());
-  return dnnl::memory(desc, cpu_engine(), owner->data());
+Reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  return {from, to,
+          Prepared<dnnl::reorder>(
+              dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to, base_attr()))};
 }
 
-void reorder(dnnl::memory& from, dnnl::memory& to) {
+dnnl::memory prepare_constant(const dnnl::memory& source, const dnnl::memory::desc& desc) {
+  dnnl::memory prepared(desc, cpu_engine());
+  dnnl::memory from = source;  // a handle: execute() takes non-const ones
   omp_set_num_threads(num_threads());
-  dnnl::reorder(from, to).execute(thread_stream(), from, to);
+  dnnl::reorder(from, prepared).execute(thread_stream(), from, prepared);
   thread_stream().wait();
+  return prepared;
 }
 
-void execute(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
-             std::unordered_map<int, dnnl::memory>& args) {
+void* temporary_bytes(size_t bytes, std::shared_ptr<Storage>& owner) {
+  owner = Storage::allocate(std::max<size_t>(bytes, 1), cpu());
+  return owner->data();
+}
+
+PrimitiveBindings::Binding& PrimitiveBindings::bind(const dnnl::primitive& primitive,
+                                                    const dnnl::primitive_desc_base& pd,
+                                                    std::span<const Arg> args) {
+  for (Binding& b : bindings_) {
+    if (b.primitive != primitive.get() || b.ids.size() != args.size()) continue;
+    size_t i = 0;
+    bool same_ids = true;
+    for (const Arg& arg : args) same_ids = same_ids && b.ids[i++] == arg.id;
+    if (!same_ids) continue;
+    i = 0;
+    for (const Arg& arg : args) {
+      if (b.data[i] != arg.data) {
+        b.memories[i].set_data_handle(const_cast<void*>(arg.data));
+        b.data[i] = arg.data;
+      }
+      ++i;
+    }
+    return b;
+  }
+  Binding& b = bindings_.emplace_back();
+  b.primitive = primitive.get();
+  for (const Arg& arg : args) {
+    b.ids.push_back(arg.id);
+    b.data.push_back(arg.data);
+    // oneDNN takes a non-const handle even for inputs it only reads.
+    b.memories.emplace_back(arg.desc, cpu_engine(), const_cast<void*>(arg.data));
+    b.args.push_back({arg.id, b.memories.back().get()});
+  }
+  const dnnl::memory::desc scratchpad = pd.scratchpad_desc();
+  if (scratchpad.get_size() != 0) {
+    b.scratchpad = Storage::allocate(scratchpad.get_size(), cpu());
+    b.memories.emplace_back(scratchpad, cpu_engine(), b.scratchpad->data());
+    b.args.push_back({DNNL_ARG_SCRATCHPAD, b.memories.back().get()});
+  }
+  return b;
+}
+
+void PrimitiveBindings::execute(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
+                                std::span<const Arg> args) {
   // oneDNN runs on OpenMP, whose thread count is a per-calling-thread setting: each executor
   // thread gets Kiln's, so --threads limits oneDNN too and the two pools do not oversubscribe.
   omp_set_num_threads(num_threads());
-  const dnnl::memory::desc scratchpad_desc = pd.scratchpad_desc();
-  std::shared_ptr<Storage> scratchpad;
-  if (scratchpad_desc.get_size() != 0)
-    args[DNNL_ARG_SCRATCHPAD] = temporary_memory(scratchpad_desc, scratchpad);
-  primitive.execute(thread_stream(), args);
-  thread_stream().wait();
+  const Binding& b = bind(primitive, pd, args);
+  dnnl::stream& stream = thread_stream();
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(b.primitive, stream.get(), static_cast<int>(b.args.size()), b.args.data()),
+      "could not execute a primitive");
+  stream.wait();
+}
+
+void execute(ops::KernelContext& ctx, const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
+             std::span<const Arg> args) {
+  if (auto* bindings = dynamic_cast<PrimitiveBindings*>(ctx.state))
+    return bindings->execute(primitive, pd, args);
+  PrimitiveBindings throwaway;
+  throwaway.execute(primitive, pd, args);
+}
+
+void reorder(ops::KernelContext& ctx, const Reorder& r, const void* from, void* to) {
+  execute(ctx, r.prepared, {Arg{DNNL_ARG_FROM, r.from, from}, Arg{DNNL_ARG_TO, r.to, to}});
 }
 
 namespace {
@@ -225,13 +276,14 @@ bool OnednnLayout::same_as(const runtime::ValueLayout& other) const {
   return o != nullptr && o->desc_ == desc_;
 }
 
-ops::KernelFn OnednnLayout::to_row_major() const {
-  const dnnl::memory::desc from = desc_, to = plain_desc(logical_.shape, logical_.dtype);
-  return [from, to](ops::KernelContext& ctx) {
-    dnnl::memory source = wrap(from, ctx.input(0));
-    dnnl::memory target = wrap(to, ctx.output(0));
-    reorder(source, target);
-  };
+runtime::KernelChoice OnednnLayout::to_row_major() const {
+  auto conversion =
+      std::make_shared<Reorder>(make_reorder(desc_, plain_desc(logical_.shape, logical_.dtype)));
+  return {[conversion](ops::KernelContext& ctx) {
+            reorder(ctx, *conversion, ctx.input(0).raw_data(), ctx.output(0).raw_data());
+          },
+          {},
+          [] { return std::make_unique<PrimitiveBindings>(); }};
 }
 
 std::optional<dnnl::memory::desc> stored_desc(const runtime::KernelQuery& query, int i) {
@@ -260,22 +312,32 @@ dnnl::memory::desc output_store(const runtime::KernelQuery& query, int i, const 
   return written;
 }
 
-dnnl::memory read_port(const Port& port, const Tensor& tensor, std::shared_ptr<Storage>& temp) {
-  dnnl::memory stored = wrap(port.stored, tensor);
-  if (!port.reorders()) return stored;
-  dnnl::memory used = temporary_memory(port.used, temp);
-  reorder(stored, used);
+Port input_port(const dnnl::memory::desc& stored, const dnnl::memory::desc& used) {
+  Port port{stored, used, std::nullopt};
+  if (stored != used) port.reorder = make_reorder(stored, used);
+  return port;
+}
+
+Port output_port(const dnnl::memory::desc& stored, const dnnl::memory::desc& used) {
+  Port port{stored, used, std::nullopt};
+  if (stored != used) port.reorder = make_reorder(used, stored);
+  return port;
+}
+
+const void* read_port(ops::KernelContext& ctx, const Port& port, const Tensor& tensor,
+                      std::shared_ptr<Storage>& temp) {
+  if (!port.reorder) return tensor.raw_data();
+  void* used = temporary_bytes(port.used.get_size(), temp);
+  reorder(ctx, *port.reorder, tensor.raw_data(), used);
   return used;
 }
 
-dnnl::memory write_port(const Port& port, const Tensor& tensor, std::shared_ptr<Storage>& temp) {
-  return port.reorders() ? temporary_memory(port.used, temp) : wrap(port.stored, tensor);
+void* write_port(const Port& port, const Tensor& tensor, std::shared_ptr<Storage>& temp) {
+  return port.reorder ? temporary_bytes(port.used.get_size(), temp) : const_cast<void*>(tensor.raw_data());
 }
 
-void finish_write(const Port& port, dnnl::memory& written, const Tensor& tensor) {
-  if (!port.reorders()) return;
-  dnnl::memory stored = wrap(port.stored, tensor);
-  reorder(written, stored);
+void finish_write(ops::KernelContext& ctx, const Port& port, const void* written, const Tensor& tensor) {
+  if (port.reorder) reorder(ctx, *port.reorder, written, const_cast<void*>(tensor.raw_data()));
 }
 
 KernelMakers& KernelMakers::global() {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -59,16 +60,68 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& tensor);
 // prefers; the returned memory owns its bytes.
 dnnl::memory prepare_constant(const dnnl::memory& source, const dnnl::memory::desc& desc);
 
-// A memory of `desc` on bytes from Kiln's caching allocator, so that temporaries cost no
-// allocation once the cache is warm; `owner` keeps the bytes alive.
-dnnl::memory temporary_memory(const dnnl::memory::desc& desc, std::shared_ptr<Storage>& owner);
-// Copies `from` into `to`, converting layout (and type), on the calling thread.
-void reorder(dnnl::memory& from, dnnl::memory& to);
+// A primitive with its descriptor, made once at compile time.
+template <typename P>
+struct Prepared {
+  typename P::primitive_desc pd;
+  P primitive;
+  Prepared() = default;
+  explicit Prepared(typename P::primitive_desc desc) : pd(std::move(desc)), primitive(pd) {}
+};
 
-// Executes `primitive` with `args` on the calling thread, giving it a scratchpad of the size
-// `pd` asks for, and waits for it.
-void execute(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
-             std::unordered_map<int, dnnl::memory>& args);
+// One argument of a primitive call: its DNNL_ARG_* id, how it is laid out, and its bytes.
+struct Arg {
+  int id;
+  const dnnl::memory::desc& desc;
+  const void* data;
+};
+
+// What one executor keeps for a oneDNN kernel (its KernelState): per primitive the kernel runs,
+// the memory objects of the arguments, made on the first call and re-pointed only when a buffer
+// moves (graph inputs and outputs are new each run), and the primitive's scratchpad. A call then
+// costs no allocation and no descriptor work.
+class PrimitiveBindings final : public ops::KernelState {
+ public:
+  void execute(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
+               std::span<const Arg> args);
+
+ private:
+  struct Binding {
+    dnnl_primitive_t primitive = nullptr;
+    std::vector<int> ids;
+    std::vector<const void*> data;
+    std::vector<dnnl::memory> memories;  // per argument, then the scratchpad
+    std::vector<dnnl_exec_arg_t> args;
+    std::shared_ptr<Storage> scratchpad;
+  };
+  Binding& bind(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
+                std::span<const Arg> args);
+  std::vector<Binding> bindings_;
+};
+
+// Executes `primitive` with `args` on the calling thread through the executor's bindings (a
+// throwaway set when the kernel runs without a state) and waits for it.
+void execute(ops::KernelContext& ctx, const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
+             std::span<const Arg> args);
+template <typename P>
+void execute(ops::KernelContext& ctx, const Prepared<P>& p, std::span<const Arg> args) {
+  execute(ctx, p.primitive, p.pd, args);
+}
+template <typename P>
+void execute(ops::KernelContext& ctx, const Prepared<P>& p, std::initializer_list<Arg> args) {
+  execute(ctx, p.primitive, p.pd, std::span<const Arg>(args.begin(), args.size()));
+}
+// A reorder from one layout (and type) to another, prepared once.
+struct Reorder {
+  dnnl::memory::desc from, to;
+  Prepared<dnnl::reorder> prepared;
+};
+Reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+void reorder(ops::KernelContext& ctx, const Reorder& r, const void* from, void* to);
+
+// Scratch bytes for a kernel call from Kiln's caching allocator, so that temporaries cost no
+// allocation once the cache is warm; `owner` keeps them alive.
+void* temporary_bytes(size_t bytes, std::shared_ptr<Storage>& owner);
 
 // A value kept in a oneDNN layout between kernels of this backend (see runtime::ValueLayout):
 // channel-blocked activations, in bf16 when the plan runs in bf16. Kernels that take such a value
@@ -81,7 +134,7 @@ class OnednnLayout final : public runtime::ValueLayout {
   std::string describe() const override;
   size_t nbytes() const override { return desc_.get_size(); }
   bool same_as(const runtime::ValueLayout& other) const override;
-  ops::KernelFn to_row_major() const override;
+  runtime::KernelChoice to_row_major() const override;
 
  private:
   dnnl::memory::desc desc_;
@@ -101,16 +154,20 @@ dnnl::memory::desc output_store(const runtime::KernelQuery& query, int i, const 
                                 runtime::LayoutPtr& layout);
 
 // A kernel argument stored one way (`stored`, the tensor's bytes) that the primitive reads or
-// writes another (`used`): a reorder through a temporary on every call when they differ.
+// writes another (`used`): a reorder (prepared at compile time) through scratch bytes on every
+// call when they differ.
 struct Port {
   dnnl::memory::desc stored, used;
-  bool reorders() const { return stored != used; }
+  std::optional<Reorder> reorder;  // input: stored -> used; output: used -> stored
 };
-// The memory the primitive reads for an input port (reordered into `temp` when needed).
-dnnl::memory read_port(const Port& port, const Tensor& tensor, std::shared_ptr<Storage>& temp);
-// The memory the primitive writes for an output port; `finish_write` moves it into the tensor.
-dnnl::memory write_port(const Port& port, const Tensor& tensor, std::shared_ptr<Storage>& temp);
-void finish_write(const Port& port, dnnl::memory& written, const Tensor& tensor);
+Port input_port(const dnnl::memory::desc& stored, const dnnl::memory::desc& used);
+Port output_port(const dnnl::memory::desc& stored, const dnnl::memory::desc& used);
+// The bytes the primitive reads for an input port (reordered into `temp` when needed).
+const void* read_port(ops::KernelContext& ctx, const Port& port, const Tensor& tensor,
+                      std::shared_ptr<Storage>& temp);
+// The bytes the primitive writes for an output port; `finish_write` moves them into the tensor.
+void* write_port(const Port& port, const Tensor& tensor, std::shared_ptr<Storage>& temp);
+void finish_write(ops::KernelContext& ctx, const Port& port, const void* written, const Tensor& tensor);
 
 // Makes the kernel of one node, or returns an empty function to leave the node to the next
 // provider (an attribute or shape this backend does not cover). A row-major maker sees only

@@ -21,7 +21,9 @@ class OnednnKernels final : public runtime::KernelProvider {
     const KernelMaker* maker = KernelMakers::global().find(query.node.op);
     if (maker == nullptr || !all_dtypes_supported(query.node)) return {};
     try {
-      return (*maker)(query);
+      runtime::KernelChoice choice = (*maker)(query);
+      if (choice) choice.make_state = [] { return std::make_unique<PrimitiveBindings>(); };
+      return choice;
     } catch (const dnnl::error&) {
       // "could not create a primitive descriptor": no implementation for this case.
       return {};

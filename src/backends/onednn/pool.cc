@@ -24,18 +24,15 @@ namespace {
 using algo = dnnl::algorithm;
 
 struct PoolKernel {
-  dnnl::pooling_forward::primitive_desc pd;
-  dnnl::pooling_forward primitive;
+  Prepared<dnnl::pooling_forward> pool;
   dnnl::memory::desc x_desc;
   Port y;
 
   void operator()(ops::KernelContext& ctx) const {
     std::shared_ptr<Storage> y_bytes;
-    dnnl::memory dst = write_port(y, ctx.output(0), y_bytes);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(x_desc, ctx.input(0))},
-                                               {DNNL_ARG_DST, dst}};
-    execute(primitive, pd, args);
-    finish_write(y, dst, ctx.output(0));
+    void* dst = write_port(y, ctx.output(0), y_bytes);
+    execute(ctx, pool, {{DNNL_ARG_SRC, x_desc, ctx.input(0).raw_data()}, {DNNL_ARG_DST, y.used, dst}});
+    finish_write(ctx, y, dst, ctx.output(0));
   }
 };
 
@@ -59,17 +56,16 @@ runtime::KernelChoice make_pool(const runtime::KernelQuery& query, algo algorith
       plain_desc(Shape(std::vector<int64_t>(y_dims.begin(), y_dims.end())), output_info(query.node, 0).dtype);
   const dnnl::memory::desc y_any(y_dims, kernel->x_desc.get_data_type(), dnnl::memory::format_tag::any);
   const bool row_major = query.output_row_major[0] || reshaped || query.input_layouts[0] == nullptr;
-  kernel->pd = dnnl::pooling_forward::primitive_desc(
-      cpu_engine(), dnnl::prop_kind::forward_inference, algorithm, kernel->x_desc,
-      row_major ? y_plain : y_any, strides, kernel_dims, dilations, pad_begin, pad_end, base_attr());
-  if (is_generic_impl(kernel->pd)) return {};
-  kernel->primitive = dnnl::pooling_forward(kernel->pd);
+  const dnnl::pooling_forward::primitive_desc pd(cpu_engine(), dnnl::prop_kind::forward_inference, algorithm,
+                                                 kernel->x_desc, row_major ? y_plain : y_any, strides,
+                                                 kernel_dims, dilations, pad_begin, pad_end, base_attr());
+  if (is_generic_impl(pd)) return {};
+  kernel->pool = Prepared<dnnl::pooling_forward>(pd);
   runtime::KernelChoice choice;
   choice.output_layouts.resize(1);
   const dnnl::memory::desc y_stored =
-      row_major ? kernel->pd.dst_desc()
-                : output_store(query, 0, kernel->pd.dst_desc(), choice.output_layouts[0]);
-  kernel->y = Port{y_stored, kernel->pd.dst_desc()};
+      row_major ? pd.dst_desc() : output_store(query, 0, pd.dst_desc(), choice.output_layouts[0]);
+  kernel->y = output_port(y_stored, pd.dst_desc());
   choice.kernel = [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
   return choice;
 }

@@ -14,27 +14,24 @@ namespace {
 using tag = dnnl::memory::format_tag;
 
 struct SoftmaxKernel {
-  dnnl::softmax_forward::primitive_desc pd;
-  dnnl::softmax_forward primitive;
+  Prepared<dnnl::softmax_forward> softmax;
   dnnl::memory::desc plain;  // (outer, axis, inner) row-major, as the tensors are
   dnnl::memory::desc work;   // what the primitive works on: `plain`, or (outer, inner, axis) order
-  bool transposed = false;
+  std::optional<Reorder> to_work, from_work;  // when transposed
 
   void operator()(ops::KernelContext& ctx) const {
-    dnnl::memory x = wrap(plain, ctx.input(0));
-    dnnl::memory y = wrap(plain, ctx.output(0));
-    if (!transposed) {
-      std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}};
-      execute(primitive, pd, args);
+    if (!to_work) {
+      execute(
+          ctx, softmax,
+          {{DNNL_ARG_SRC, plain, ctx.input(0).raw_data()}, {DNNL_ARG_DST, plain, ctx.output(0).raw_data()}});
       return;
     }
     // One transposed buffer: the primitive may run in place.
     std::shared_ptr<Storage> bytes;
-    dnnl::memory t = temporary_memory(work, bytes);
-    reorder(x, t);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, t}, {DNNL_ARG_DST, t}};
-    execute(primitive, pd, args);
-    reorder(t, y);
+    void* t = temporary_bytes(work.get_size(), bytes);
+    reorder(ctx, *to_work, ctx.input(0).raw_data(), t);
+    execute(ctx, softmax, {{DNNL_ARG_SRC, work, t}, {DNNL_ARG_DST, work, t}});
+    reorder(ctx, *from_work, t, ctx.output(0).raw_data());
   }
 };
 
@@ -49,13 +46,17 @@ ops::KernelFn make_softmax(const graph::Node& node, const Attrs& attrs, dnnl::al
   auto kernel = std::make_shared<SoftmaxKernel>();
   const auto type = *to_dnnl(x.dtype);
   kernel->plain = dnnl::memory::desc({outer, len, inner}, type, tag::abc);
-  kernel->transposed = inner > 1;
+  const bool transposed = inner > 1;
   // acb: the axis (dim 1) innermost in memory.
-  kernel->work = kernel->transposed ? dnnl::memory::desc({outer, len, inner}, type, tag::acb) : kernel->plain;
-  kernel->pd = dnnl::softmax_forward::primitive_desc(cpu_engine(), dnnl::prop_kind::forward_inference,
-                                                     algorithm, kernel->work, kernel->work, 1, base_attr());
-  if (is_generic_impl(kernel->pd)) return {};
-  kernel->primitive = dnnl::softmax_forward(kernel->pd);
+  kernel->work = transposed ? dnnl::memory::desc({outer, len, inner}, type, tag::acb) : kernel->plain;
+  const dnnl::softmax_forward::primitive_desc pd(cpu_engine(), dnnl::prop_kind::forward_inference, algorithm,
+                                                 kernel->work, kernel->work, 1, base_attr());
+  if (is_generic_impl(pd)) return {};
+  kernel->softmax = Prepared<dnnl::softmax_forward>(pd);
+  if (transposed) {
+    kernel->to_work = make_reorder(kernel->plain, kernel->work);
+    kernel->from_work = make_reorder(kernel->work, kernel->plain);
+  }
   return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
 }
 
