@@ -3,6 +3,7 @@
 
 #include "kiln/allocator.hpp"
 #include "kiln/attrs.hpp"
+#include "kiln/autograd.hpp"
 #include "kiln/device.hpp"
 #include "kiln/dtype.hpp"
 #include "kiln/error.hpp"

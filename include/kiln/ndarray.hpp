@@ -24,8 +24,12 @@
 namespace kiln {
 
 namespace detail {
-struct Chunk;  // the storage's engine variable, shared by all views of one storage
-}
+struct Chunk;          // the storage's engine variable, shared by all views of one storage
+struct AutogradEntry;  // the array's place in a graph recorded by autograd (src/autograd)
+}  // namespace detail
+
+// How backward() writes an array's gradient buffer: overwrite it, add to it, or leave it alone.
+enum class GradReq { kNull, kWrite, kAdd };
 
 class NDArray {
  public:
@@ -78,17 +82,26 @@ class NDArray {
   NDArray& operator*=(double scalar);
   NDArray& operator/=(double scalar);
 
+  // Autograd (kiln/autograd.hpp): marks this array as a variable with a zeroed gradient buffer,
+  // returns that buffer, and runs backward from this array (head_grad: ones when undefined).
+  void attach_grad(GradReq req = GradReq::kWrite);
+  NDArray grad() const;
+  void backward(const NDArray& head_grad = NDArray(), bool retain_graph = false) const;
+
   // For the layers above (autograd, executors): the view and its dependency chunk.
   const Tensor& view() const { return view_; }
   const std::shared_ptr<detail::Chunk>& chunk() const { return chunk_; }
   NDArray(std::shared_ptr<detail::Chunk> chunk, Tensor view)
       : chunk_(std::move(chunk)), view_(std::move(view)) {}
+  const std::shared_ptr<detail::AutogradEntry>& autograd_entry() const { return autograd_; }
+  void set_autograd_entry(std::shared_ptr<detail::AutogradEntry> entry) { autograd_ = std::move(entry); }
 
  private:
   const void* contiguous_data(DType expected) const;
 
   std::shared_ptr<detail::Chunk> chunk_;
   Tensor view_;
+  std::shared_ptr<detail::AutogradEntry> autograd_;  // null unless recorded or attach_grad()
 };
 
 std::ostream& operator<<(std::ostream& os, const NDArray& a);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "engine/engine.h"
+#include "ndarray/autograd_hook.h"
 #include "ops/op_schema.h"
 
 namespace kiln {
@@ -12,6 +13,8 @@ namespace detail {
 struct Chunk {
   engine::VarPtr var = engine::new_var();
 };
+
+constinit thread_local OpRecorder* t_op_recorder = nullptr;
 }  // namespace detail
 
 namespace {
@@ -21,6 +24,23 @@ std::shared_ptr<detail::Chunk> new_chunk() {
 
 bool shares_storage(const NDArray& a, const NDArray& b) {
   return a.defined() && b.defined() && a.view().storage() == b.view().storage();
+}
+
+NDArray int64_array(const std::vector<int64_t>& values) {
+  return nd::array(values, Shape{static_cast<int64_t>(values.size())});
+}
+
+// A view of a recorded array, made while recording, is recorded as the op it equals so that
+// gradients flow through it.
+bool records_views_of(const NDArray& a) {
+  return detail::t_op_recorder != nullptr && a.autograd_entry() != nullptr;
+}
+
+NDArray record_view(NDArray view, const std::string& op, const std::vector<NDArray>& inputs,
+                    const AttrMap& attrs = {}) {
+  std::vector<NDArray> outputs{std::move(view)};
+  detail::t_op_recorder->record(op, attrs, inputs, outputs);
+  return outputs[0];
 }
 }  // namespace
 
@@ -84,18 +104,26 @@ NDArray NDArray::reshape(const Shape& requested) const {
   const Shape target(dims);
   KILN_CHECK(target.numel() == size(), ErrorCode::kShapeMismatch, "reshape: cannot reshape ", shape(), " (",
              size(), " elements) to ", target, " (", target.numel(), " elements)");
-  if (view_.is_contiguous()) return NDArray(chunk_, view_.reshape(target));
-  return copy().reshape(target);
+  if (!view_.is_contiguous()) return copy().reshape(target);
+  NDArray view(chunk_, view_.reshape(target));
+  if (!records_views_of(*this)) return view;
+  return record_view(std::move(view), "Reshape", {*this, int64_array(target.dims())});
 }
 
 NDArray NDArray::slice(int64_t axis, int64_t begin, int64_t end, int64_t step) const {
-  return NDArray(chunk_, view_.slice(axis, begin, end, step));
+  NDArray view(chunk_, view_.slice(axis, begin, end, step));
+  if (!records_views_of(*this)) return view;
+  return record_view(
+      std::move(view), "Slice",
+      {*this, int64_array({begin}), int64_array({end}), int64_array({axis}), int64_array({step})});
 }
 
 NDArray NDArray::transpose(std::vector<int64_t> perm) const {
   if (perm.empty())
     for (int i = ndim() - 1; i >= 0; --i) perm.push_back(i);
-  return NDArray(chunk_, view_.transpose(perm));
+  NDArray view(chunk_, view_.transpose(perm));
+  if (!records_views_of(*this)) return view;
+  return record_view(std::move(view), "Transpose", {*this}, {{"perm", std::move(perm)}});
 }
 
 NDArray NDArray::at(int64_t index) const {
@@ -106,7 +134,10 @@ NDArray NDArray::at(int64_t index) const {
   if (index < 0) index += n;
   std::vector<int64_t> dims(shape().begin() + 1, shape().end());
   std::vector<int64_t> strides(view_.strides().begin() + 1, view_.strides().end());
-  return NDArray(chunk_, view_.as_strided(Shape(dims), strides, view_.offset() + index * view_.strides()[0]));
+  NDArray view(chunk_, view_.as_strided(Shape(dims), strides, view_.offset() + index * view_.strides()[0]));
+  if (!records_views_of(*this)) return view;
+  return record_view(std::move(view), "Gather",
+                     {*this, nd::scalar(static_cast<double>(index), DType::kInt64)}, {{"axis", 0}});
 }
 
 NDArray NDArray::copy() const {
@@ -236,7 +267,9 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
 
 std::vector<NDArray> invoke(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs,
                             int num_outputs) {
-  return push_op(op, inputs, attrs, num_outputs, {});
+  std::vector<NDArray> outputs = push_op(op, inputs, attrs, num_outputs, {});
+  if (detail::t_op_recorder != nullptr) detail::t_op_recorder->record(op, attrs, inputs, outputs);
+  return outputs;
 }
 
 NDArray invoke1(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs) {
@@ -249,6 +282,7 @@ void invoke_into(const std::string& op, const std::vector<NDArray>& inputs,
              ": invoke_into needs at least one output array");
   for (const auto& o : outputs)
     KILN_CHECK(o.defined(), ErrorCode::kInvalidArgument, op, ": invoke_into got an undefined output array");
+  if (detail::t_op_recorder != nullptr) detail::t_op_recorder->check_write(op, inputs, outputs);
   push_op(op, inputs, attrs, static_cast<int>(outputs.size()), outputs);
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "gradient.h"
 #include "unary_util.h"
 
 namespace kiln::ops {
@@ -103,13 +104,167 @@ void clip_kernel(KernelContext& ctx) {
   });
 }
 
+// Gradient rules. Each builds dx from the output gradient g, the input x and the output y; the
+// piecewise ones select with Where on comparisons of x.
+struct ActivationGrad {
+  GradientContext& ctx;
+  GradValue g, x, y;
+
+  explicit ActivationGrad(GradientContext& context)
+      : ctx(context), g(context.output_grad(0)), x(context.input(0)), y(context.output(0)) {}
+  GradValue c(double v) { return ctx.scalar(v, ctx.input_info(0).dtype); }
+  GradValue attr(const char* name) { return c(ctx.attrs().get_float(name)); }
+  GradValue where(GradValue cond, GradValue a, GradValue b) { return ctx.op1("Where", {cond, a, b}); }
+  GradValue less(GradValue a, GradValue b) { return ctx.op1("Less", {a, b}); }
+  GradValue greater(GradValue a, GradValue b) { return ctx.op1("Greater", {a, b}); }
+  // dx = g * dy/dx.
+  void set(GradValue derivative) { ctx.set_input_grad(0, ctx.mul(g, derivative)); }
+  void set_masked(GradValue pass) { ctx.set_input_grad(0, where(pass, g, c(0))); }
+};
+
+void sigmoid_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  a.set(ctx.mul(a.y, ctx.sub(a.c(1), a.y)));
+}
+
+void tanh_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  a.set(ctx.sub(a.c(1), ctx.mul(a.y, a.y)));
+}
+
+void relu_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  a.set_masked(a.greater(a.x, a.c(0)));
+}
+
+void leaky_relu_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  a.set(a.where(a.less(a.x, a.c(0)), a.attr("alpha"), a.c(1)));
+}
+
+void prelu_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  const GradValue negative = a.less(a.x, a.c(0));
+  if (ctx.needs_input_grad(0)) a.set(a.where(negative, ctx.input(1), a.c(1)));
+  if (ctx.needs_input_grad(1))
+    ctx.set_input_grad(1, ctx.sum_to_input(1, a.where(negative, ctx.mul(a.g, a.x), a.c(0))));
+}
+
+// For x < 0, y = alpha * (e^x - 1), so dy/dx = y + alpha.
+void elu_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  a.set(a.where(a.less(a.x, a.c(0)), ctx.add(a.y, a.attr("alpha")), a.c(1)));
+}
+
+// For x <= 0, y = gamma * alpha * (e^x - 1), so dy/dx = y + gamma * alpha.
+void selu_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  const double alpha = ctx.attrs().get_float("alpha"), gamma = ctx.attrs().get_float("gamma");
+  a.set(a.where(a.greater(a.x, a.c(0)), a.c(gamma), ctx.add(a.y, a.c(gamma * alpha))));
+}
+
+void celu_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  const GradValue e = ctx.op1("Exp", {ctx.div(a.x, a.attr("alpha"))});
+  a.set(a.where(a.greater(a.x, a.c(0)), a.c(1), e));
+}
+
+void gelu_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  const GradValue x2 = ctx.mul(a.x, a.x);
+  if (ctx.attrs().get_string("approximate") == "tanh") {
+    // y = x/2 (1 + t), t = tanh(k (x + 0.044715 x^3)):
+    // dy/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 * 0.044715 x^2).
+    const double k = 0.79788456080286535588;
+    const GradValue inner = ctx.mul(a.c(k), ctx.add(a.x, ctx.mul(a.c(0.044715), ctx.mul(x2, a.x))));
+    const GradValue t = ctx.op1("Tanh", {inner});
+    const GradValue dinner = ctx.mul(a.c(k), ctx.add(a.c(1), ctx.mul(a.c(3 * 0.044715), x2)));
+    const GradValue sech2 = ctx.sub(a.c(1), ctx.mul(t, t));
+    a.set(ctx.add(ctx.mul(a.c(0.5), ctx.add(a.c(1), t)),
+                  ctx.mul(ctx.mul(a.c(0.5), a.x), ctx.mul(sech2, dinner))));
+  } else {
+    // dy/dx = Phi(x) + x phi(x).
+    const GradValue cdf =
+        ctx.mul(a.c(0.5), ctx.add(a.c(1), ctx.op1("Erf", {ctx.mul(a.x, a.c(0.70710678118654752440))})));
+    const GradValue pdf = ctx.mul(a.c(0.39894228040143267794), ctx.op1("Exp", {ctx.mul(a.c(-0.5), x2)}));
+    a.set(ctx.add(cdf, ctx.mul(a.x, pdf)));
+  }
+}
+
+void softplus_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  a.set(ctx.op1("Sigmoid", {a.x}));
+}
+
+// d(x / (1 + |x|)) = 1 / (1 + |x|)^2.
+void softsign_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  const GradValue d = ctx.add(a.c(1), ctx.op1("Abs", {a.x}));
+  a.set(ctx.div(a.c(1), ctx.mul(d, d)));
+}
+
+// y = x tanh(sp(x)), sp = softplus: dy/dx = tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2).
+void mish_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  const GradValue t = ctx.op1("Tanh", {ctx.op1("Softplus", {a.x})});
+  const GradValue sech2 = ctx.sub(a.c(1), ctx.mul(t, t));
+  a.set(ctx.add(t, ctx.mul(ctx.mul(a.x, ctx.op1("Sigmoid", {a.x})), sech2)));
+}
+
+void hard_sigmoid_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  const GradValue v = ctx.add(ctx.mul(a.attr("alpha"), a.x), a.attr("beta"));
+  const GradValue inside = ctx.op1("And", {a.greater(v, a.c(0)), a.less(v, a.c(1))});
+  a.set(a.where(inside, a.attr("alpha"), a.c(0)));
+}
+
+// y = x clamp(x / 6 + 1/2, 0, 1): 0 below -3, 1 above 3, x / 3 + 1/2 between.
+void hard_swish_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  const GradValue middle = ctx.add(ctx.div(a.x, a.c(3)), a.c(0.5));
+  a.set(a.where(a.less(a.x, a.c(-3)), a.c(0), a.where(a.greater(a.x, a.c(3)), a.c(1), middle)));
+}
+
+void thresholded_relu_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  a.set_masked(a.greater(a.x, a.attr("alpha")));
+}
+
+void shrink_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  const double lambd = ctx.attrs().get_float("lambd");
+  a.set_masked(ctx.op1("Or", {a.less(a.x, a.c(-lambd)), a.greater(a.x, a.c(lambd))}));
+}
+
+// X passes where min <= x <= max; a bound gets the gradient of the elements it clipped.
+void clip_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  const GradValue below = ctx.has_input(1) ? a.less(a.x, ctx.input(1)) : GradValue{};
+  const GradValue above = ctx.has_input(2) ? a.greater(a.x, ctx.input(2)) : GradValue{};
+  GradValue clipped = below.defined() ? below : above;
+  if (below.defined() && above.defined()) clipped = ctx.op1("Or", {below, above});
+  if (!clipped.defined()) {
+    ctx.set_input_grad(0, a.g);
+    return;
+  }
+  ctx.set_input_grad(0, a.where(clipped, a.c(0), a.g));
+  // An element above max is max even when it is also below min (min > max), so `below` only
+  // counts where the element is not above.
+  if (ctx.needs_input_grad(1)) {
+    const GradValue own = above.defined() ? ctx.op1("And", {below, ctx.op1("Not", {above})}) : below;
+    ctx.set_input_grad(1, ctx.sum_to_input(1, a.where(own, a.g, a.c(0))));
+  }
+  if (ctx.needs_input_grad(2)) ctx.set_input_grad(2, ctx.sum_to_input(2, a.where(above, a.g, a.c(0))));
+}
+
 KILN_REGISTER_OP(Sigmoid)
     .doc("1 / (1 + e^-x).")
     .input("X")
     .output("Y")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
-    .kernel(floating_kernel([](auto x) { return sigmoid(x); }));
+    .kernel(floating_kernel([](auto x) { return sigmoid(x); }))
+    .gradient(sigmoid_gradient);
 
 KILN_REGISTER_OP(Tanh)
     .doc("The hyperbolic tangent.")
@@ -117,7 +272,8 @@ KILN_REGISTER_OP(Tanh)
     .output("output")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
-    .kernel(floating_kernel([](auto x) { return std::tanh(x); }));
+    .kernel(floating_kernel([](auto x) { return std::tanh(x); }))
+    .gradient(tanh_gradient);
 
 KILN_REGISTER_OP(Relu)
     .doc("max(x, 0).")
@@ -125,7 +281,8 @@ KILN_REGISTER_OP(Relu)
     .output("Y")
     .elementwise()
     .infer(infer_unary<kSignedDTypes>)
-    .kernel(numeric_kernel([](auto x) { return is_negative(x) ? decltype(x)(0) : x; }));
+    .kernel(numeric_kernel([](auto x) { return is_negative(x) ? decltype(x)(0) : x; }))
+    .gradient(relu_gradient);
 
 KILN_REGISTER_OP(LeakyRelu)
     .doc("x for x >= 0, alpha * x below.")
@@ -140,7 +297,8 @@ KILN_REGISTER_OP(LeakyRelu)
         using C = decltype(x);
         return x < C(0) ? static_cast<C>(alpha) * x : x;
       });
-    });
+    })
+    .gradient(leaky_relu_gradient);
 
 KILN_REGISTER_OP(PRelu)
     .doc("x for x >= 0, slope * x below; slope broadcasts to X's shape.")
@@ -159,7 +317,8 @@ KILN_REGISTER_OP(PRelu)
           raise(ErrorCode::kInternal, "PRelu got bool");
         }
       });
-    });
+    })
+    .gradient(prelu_gradient);
 
 KILN_REGISTER_OP(Elu)
     .doc("x for x >= 0, alpha * (e^x - 1) below.")
@@ -174,7 +333,8 @@ KILN_REGISTER_OP(Elu)
         using C = decltype(x);
         return x < C(0) ? static_cast<C>(alpha) * std::expm1(x) : x;
       });
-    });
+    })
+    .gradient(elu_gradient);
 
 KILN_REGISTER_OP(Selu)
     .doc("gamma * x for x > 0, gamma * alpha * (e^x - 1) otherwise.")
@@ -190,7 +350,8 @@ KILN_REGISTER_OP(Selu)
         using C = decltype(x);
         return static_cast<C>(gamma) * (x > C(0) ? x : static_cast<C>(alpha) * std::expm1(x));
       });
-    });
+    })
+    .gradient(selu_gradient);
 
 // max(0, x) + min(0, alpha * (e^(x/alpha) - 1)) reduces to this for either sign of alpha.
 KILN_REGISTER_OP(Celu)
@@ -207,7 +368,8 @@ KILN_REGISTER_OP(Celu)
         const C a = static_cast<C>(alpha);
         return x > C(0) ? x : a * std::expm1(x / a);
       });
-    });
+    })
+    .gradient(celu_gradient);
 
 KILN_REGISTER_OP(Gelu)
     .doc(
@@ -231,7 +393,8 @@ KILN_REGISTER_OP(Gelu)
           return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));  // 1 / sqrt(2)
         });
       }
-    });
+    })
+    .gradient(gelu_gradient);
 
 KILN_REGISTER_OP(Softplus)
     .doc("log(1 + e^x).")
@@ -239,7 +402,8 @@ KILN_REGISTER_OP(Softplus)
     .output("Y")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
-    .kernel(floating_kernel([](auto x) { return softplus(x); }));
+    .kernel(floating_kernel([](auto x) { return softplus(x); }))
+    .gradient(softplus_gradient);
 
 KILN_REGISTER_OP(Softsign)
     .doc("x / (1 + |x|).")
@@ -247,7 +411,8 @@ KILN_REGISTER_OP(Softsign)
     .output("output")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
-    .kernel(floating_kernel([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); }));
+    .kernel(floating_kernel([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); }))
+    .gradient(softsign_gradient);
 
 KILN_REGISTER_OP(Mish)
     .doc("x * tanh(softplus(x)).")
@@ -255,7 +420,8 @@ KILN_REGISTER_OP(Mish)
     .output("Y")
     .elementwise()
     .infer(infer_unary<kFloatDTypes>)
-    .kernel(floating_kernel([](auto x) { return x * std::tanh(softplus(x)); }));
+    .kernel(floating_kernel([](auto x) { return x * std::tanh(softplus(x)); }))
+    .gradient(mish_gradient);
 
 KILN_REGISTER_OP(HardSigmoid)
     .doc("max(0, min(1, alpha * x + beta)).")
@@ -271,7 +437,8 @@ KILN_REGISTER_OP(HardSigmoid)
         using C = decltype(x);
         return clamp_keep_nan(static_cast<C>(alpha) * x + static_cast<C>(beta), C(0), C(1));
       });
-    });
+    })
+    .gradient(hard_sigmoid_gradient);
 
 KILN_REGISTER_OP(HardSwish)
     .doc("x * max(0, min(1, x / 6 + 0.5)).")
@@ -282,7 +449,8 @@ KILN_REGISTER_OP(HardSwish)
     .kernel(floating_kernel([](auto x) {
       using C = decltype(x);
       return x * clamp_keep_nan(x / C(6) + C(0.5), C(0), C(1));
-    }));
+    }))
+    .gradient(hard_swish_gradient);
 
 KILN_REGISTER_OP(ThresholdedRelu)
     .doc("x for x > alpha, 0 otherwise.")
@@ -297,7 +465,8 @@ KILN_REGISTER_OP(ThresholdedRelu)
         using C = decltype(x);
         return x > static_cast<C>(alpha) ? x : C(0);
       });
-    });
+    })
+    .gradient(thresholded_relu_gradient);
 
 // Integers are shrunk in double and truncated back, as ONNX's reference casts its result.
 KILN_REGISTER_OP(Shrink)
@@ -322,7 +491,8 @@ KILN_REGISTER_OP(Shrink)
           return static_cast<int64_t>(shrunk);
         }
       });
-    });
+    })
+    .gradient(shrink_gradient);
 
 KILN_REGISTER_OP(Clip)
     .doc(
@@ -334,7 +504,8 @@ KILN_REGISTER_OP(Clip)
     .output("output")
     .elementwise()
     .infer(infer_clip)
-    .kernel(clip_kernel);
+    .kernel(clip_kernel)
+    .gradient(clip_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

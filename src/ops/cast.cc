@@ -1,4 +1,5 @@
 // Dtype conversion and plain copies: Cast, CastLike, Identity.
+#include "gradient.h"
 #include "infer_util.h"
 
 namespace kiln::ops {
@@ -8,6 +9,16 @@ void cast_kernel(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
   Tensor& out = ctx.output(0);
   out.copy_from(in.cast(out.dtype()));
+}
+
+// A float-to-float conversion passes the gradient through, converted back to the input's dtype.
+// (Gradients never flow out of integer or bool results: the tape does not record them.)
+void cast_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0, ctx.op1("CastLike", {ctx.output_grad(0), ctx.input(0)}));
+}
+
+void identity_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0, ctx.output_grad(0));
 }
 
 KILN_REGISTER_OP(Cast)
@@ -21,7 +32,8 @@ KILN_REGISTER_OP(Cast)
     .infer([](InferContext& ctx) {
       return std::vector<TensorInfo>{{dtype_from_onnx(ctx.attrs().get_int("to")), ctx.shape(0)}};
     })
-    .kernel(cast_kernel);
+    .kernel(cast_kernel)
+    .gradient(cast_gradient);
 
 KILN_REGISTER_OP(CastLike)
     .doc("Converts `input` to the dtype of `target_type`.")
@@ -32,7 +44,8 @@ KILN_REGISTER_OP(CastLike)
     .infer([](InferContext& ctx) {
       return std::vector<TensorInfo>{{ctx.dtype(1), ctx.shape(0)}};
     })
-    .kernel(cast_kernel);
+    .kernel(cast_kernel)
+    .gradient(cast_gradient);
 
 KILN_REGISTER_OP(Identity)
     .doc("A copy of the input.")
@@ -40,7 +53,8 @@ KILN_REGISTER_OP(Identity)
     .output("output")
     .elementwise()
     .infer(infer_same_as_input)
-    .kernel([](KernelContext& ctx) { ctx.output(0).copy_from(ctx.input(0)); });
+    .kernel([](KernelContext& ctx) { ctx.output(0).copy_from(ctx.input(0)); })
+    .gradient(identity_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

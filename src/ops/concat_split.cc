@@ -1,5 +1,6 @@
 // Joining and cutting along one axis: Concat and Split. Both move contiguous runs: for every
 // index of the axes before `axis`, each input (or output) owns one dense block of the row.
+#include "gradient.h"
 #include "infer_util.h"
 #include "shape_ops_util.h"
 
@@ -57,13 +58,44 @@ void concat_kernel(KernelContext& ctx) {
   }
 }
 
+// Concat's gradient is Split of the output gradient into the inputs' extents along the axis.
+void concat_gradient(GradientContext& ctx) {
+  const int rank = ctx.input_info(0).shape.ndim();
+  const int axis = normalize_axis(ctx.attrs().get_int("axis"), rank, "attribute 'axis'");
+  std::vector<int64_t> sizes;
+  bool known = true;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    sizes.push_back(ctx.input_info(i).shape[axis]);
+    known &= sizes.back() >= 0;
+  }
+  GradValue split;
+  if (known) {
+    split = ctx.ints(sizes);
+  } else {
+    std::vector<GradValue> extents;
+    for (int i = 0; i < ctx.num_inputs(); ++i)
+      extents.push_back(ctx.op1("Shape", {ctx.input(i)}, {{"start", axis}, {"end", axis + 1}}));
+    split = ctx.op1("Concat", extents, {{"axis", 0}});
+  }
+  const auto parts = ctx.op("Split", {ctx.output_grad(0), split}, {{"axis", axis}}, ctx.num_inputs());
+  for (int i = 0; i < ctx.num_inputs(); ++i) ctx.set_input_grad(i, parts[static_cast<size_t>(i)]);
+}
+
+// Split's gradient joins the outputs' gradients (zeros where none flows) back along the axis.
+void split_gradient(GradientContext& ctx) {
+  std::vector<GradValue> parts;
+  for (int k = 0; k < ctx.num_outputs(); ++k) parts.push_back(ctx.output_grad_or_zeros(k));
+  ctx.set_input_grad(0, ctx.op1("Concat", parts, {{"axis", ctx.attrs().get_int("axis")}}));
+}
+
 KILN_REGISTER_OP(Concat)
     .doc("Joins the inputs along `axis`; all other dimensions must agree. Inputs may be empty.")
     .input("inputs", Arity::kVariadic)
     .output("concat_result")
     .required_attr("axis", AttrType::kInt)
     .infer(infer_concat)
-    .kernel(concat_kernel);
+    .kernel(concat_kernel)
+    .gradient(concat_gradient);
 
 // The lengths of the outputs along the split axis (-1 where unknown).
 std::vector<int64_t> split_sizes(const InferContext& ctx, int64_t dim) {
@@ -158,7 +190,8 @@ KILN_REGISTER_OP(Split)
                      KILN_CHECK(n >= 1, ErrorCode::kInvalidArgument, what, ": expected >= 1, got ", n);
                    })
     .infer(infer_split)
-    .kernel(split_kernel);
+    .kernel(split_kernel)
+    .gradient(split_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "conv_util.h"
+#include "gradient.h"
 #include "kiln/threading.hpp"
 #include "matmul_kernel.h"
 
@@ -153,6 +154,136 @@ void conv_kernel(KernelContext& ctx) {
   });
 }
 
+// The gradient ops' reference kernels: plain loops over every (output position, kernel tap) pair
+// that lands inside the image, accumulated in double.
+struct ConvTap {
+  int64_t image, grid, tap;  // offsets within one image plane, one grid plane, one kernel
+};
+
+// The geometry of Conv(X, W) for an image of shape x and a weight of shape w.
+ConvWindow3d conv_window(const Attrs& attrs, const Shape& x, const Shape& w, WindowAttrs& wa) {
+  wa = read_window_attrs(attrs, w);
+  const int spatial = x.ndim() - 2;
+  ConvWindow3d win;
+  for (int a = 0; a < spatial; ++a) {
+    const size_t i = static_cast<size_t>(a);
+    const ConvAxis axis = conv_axis(wa, a, x[a + 2]);
+    win.set_axis(spatial, a, x[a + 2], axis.output, wa.kernel[i], wa.strides[i], wa.dilations[i],
+                 axis.pad_begin);
+  }
+  return win;
+}
+
+std::vector<ConvTap> conv_taps(const ConvWindow3d& w) {
+  std::vector<ConvTap> taps;
+  for (int64_t o0 = 0; o0 < w.grid[0]; ++o0)
+    for (int64_t o1 = 0; o1 < w.grid[1]; ++o1)
+      for (int64_t o2 = 0; o2 < w.grid[2]; ++o2)
+        for (int64_t t0 = 0; t0 < w.kernel[0]; ++t0)
+          for (int64_t t1 = 0; t1 < w.kernel[1]; ++t1)
+            for (int64_t t2 = 0; t2 < w.kernel[2]; ++t2) {
+              const int64_t i0 = o0 * w.stride[0] - w.pad[0] + t0 * w.dilation[0];
+              const int64_t i1 = o1 * w.stride[1] - w.pad[1] + t1 * w.dilation[1];
+              const int64_t i2 = o2 * w.stride[2] - w.pad[2] + t2 * w.dilation[2];
+              if (i0 < 0 || i0 >= w.image[0] || i1 < 0 || i1 >= w.image[1] || i2 < 0 || i2 >= w.image[2])
+                continue;
+              taps.push_back({(i0 * w.image[1] + i1) * w.image[2] + i2,
+                              (o0 * w.grid[1] + o1) * w.grid[2] + o2,
+                              (t0 * w.kernel[1] + t1) * w.kernel[2] + t2});
+            }
+  return taps;
+}
+
+// Calls f(image offset, grid offset, weight offset) for every product that Conv sums, with the
+// offsets into X (N, C, ...), Y (N, M, ...) and W (M, C/group, ...).
+template <class F>
+void for_each_conv_product(const Shape& x, const Shape& w, const ConvWindow3d& win, int64_t group, F f) {
+  const auto taps = conv_taps(win);
+  const int64_t batch = x[0], channels = x[1], filters = w[0];
+  const int64_t group_channels = channels / group, group_filters = filters / group;
+  const int64_t image = win.image_size(), grid = win.grid_size(), kernel = win.kernel_size();
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t m = 0; m < filters; ++m) {
+      const int64_t g = m / group_filters;
+      for (int64_t c = 0; c < group_channels; ++c) {
+        const int64_t x_base = (n * channels + g * group_channels + c) * image;
+        const int64_t y_base = (n * filters + m) * grid;
+        const int64_t w_base = (m * group_channels + c) * kernel;
+        for (const ConvTap& t : taps) f(x_base + t.image, y_base + t.grid, w_base + t.tap);
+      }
+    }
+}
+
+template <class F>
+void dispatch_floating(DType dtype, F f) {
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<compute_t<T>>) f(tag);
+  });
+}
+
+template <class T>
+std::vector<double> as_doubles(const Tensor& t) {
+  const T* p = t.data<T>();
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+  return v;
+}
+
+template <class T>
+void store_doubles(const std::vector<double>& v, Tensor& t) {
+  T* p = t.data<T>();
+  for (size_t i = 0; i < v.size(); ++i) p[i] = convert_value<T>(v[i]);
+}
+
+// dX[x] += dY[y] * W[w] over every product of the convolution.
+void conv_grad_data_kernel(KernelContext& ctx) {
+  Tensor& dx = ctx.output(0);
+  const Shape& w = ctx.input(1).shape();
+  WindowAttrs wa;
+  const ConvWindow3d win = conv_window(ctx.attrs, dx.shape(), w, wa);
+  dispatch_floating(dx.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto dy = as_doubles<T>(ctx.input(0)), weight = as_doubles<T>(ctx.input(1));
+    std::vector<double> sums(static_cast<size_t>(dx.numel()), 0.0);
+    for_each_conv_product(dx.shape(), w, win, wa.group, [&](int64_t xi, int64_t yi, int64_t wi) {
+      sums[static_cast<size_t>(xi)] += dy[static_cast<size_t>(yi)] * weight[static_cast<size_t>(wi)];
+    });
+    store_doubles<T>(sums, dx);
+  });
+}
+
+// dW[w] += dY[y] * X[x] over every product of the convolution.
+void conv_grad_weight_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor& dw = ctx.output(0);
+  WindowAttrs wa;
+  const ConvWindow3d win = conv_window(ctx.attrs, x.shape(), dw.shape(), wa);
+  dispatch_floating(dw.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto image = as_doubles<T>(x), dy = as_doubles<T>(ctx.input(1));
+    std::vector<double> sums(static_cast<size_t>(dw.numel()), 0.0);
+    for_each_conv_product(x.shape(), dw.shape(), win, wa.group, [&](int64_t xi, int64_t yi, int64_t wi) {
+      sums[static_cast<size_t>(wi)] += dy[static_cast<size_t>(yi)] * image[static_cast<size_t>(xi)];
+    });
+    store_doubles<T>(sums, dw);
+  });
+}
+
+void conv_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  const AttrMap& window = ctx.attrs().values();
+  if (ctx.needs_input_grad(0))
+    ctx.set_input_grad(0, ctx.op1("ConvGradData", {g, ctx.input(1), ctx.input(0)}, window));
+  if (ctx.needs_input_grad(1))
+    ctx.set_input_grad(1, ctx.op1("ConvGradWeight", {ctx.input(0), g, ctx.input(1)}, window));
+  if (ctx.needs_input_grad(2)) {
+    std::vector<int64_t> axes{0};
+    for (int a = 2; a < ctx.input_info(0).shape.ndim(); ++a) axes.push_back(a);
+    ctx.set_input_grad(2, ctx.op1("ReduceSum", {g, ctx.ints(axes)}, {{"keepdims", 0}}));
+  }
+}
+
 KILN_REGISTER_OP(Conv)
     .doc(
         "Convolution (cross-correlation) of X (N, C, D1, ...) with W (M, C/group, k1, ...) over 1 to 3 "
@@ -168,7 +299,44 @@ KILN_REGISTER_OP(Conv)
     .optional_attr("pads", AttrType::kInts, validate_nonnegative_ints)
     .optional_attr("strides", AttrType::kInts, validate_positive_ints)
     .infer(infer_conv)
-    .kernel(conv_kernel);
+    .kernel(conv_kernel)
+    .gradient(conv_gradient);
+
+KILN_REGISTER_OP(ConvGradData)
+    .doc(
+        "Kiln: the gradient of Conv with respect to X, of the shape of `like` (Conv's X); Conv's attributes.")
+    .input("dY")
+    .input("W")
+    .input("like")
+    .output("dX")
+    .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
+    .optional_attr("dilations", AttrType::kInts, validate_positive_ints)
+    .attr("group", AttrType::kInt, 1, validate_group)
+    .optional_attr("kernel_shape", AttrType::kInts, validate_positive_ints)
+    .optional_attr("pads", AttrType::kInts, validate_nonnegative_ints)
+    .optional_attr("strides", AttrType::kInts, validate_positive_ints)
+    .infer([](InferContext& ctx) {
+      return std::vector<TensorInfo>{{ctx.dtype(0), ctx.shape(2)}};
+    })
+    .kernel(conv_grad_data_kernel);
+
+KILN_REGISTER_OP(ConvGradWeight)
+    .doc(
+        "Kiln: the gradient of Conv with respect to W, of the shape of `like` (Conv's W); Conv's attributes.")
+    .input("X")
+    .input("dY")
+    .input("like")
+    .output("dW")
+    .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
+    .optional_attr("dilations", AttrType::kInts, validate_positive_ints)
+    .attr("group", AttrType::kInt, 1, validate_group)
+    .optional_attr("kernel_shape", AttrType::kInts, validate_positive_ints)
+    .optional_attr("pads", AttrType::kInts, validate_nonnegative_ints)
+    .optional_attr("strides", AttrType::kInts, validate_positive_ints)
+    .infer([](InferContext& ctx) {
+      return std::vector<TensorInfo>{{ctx.dtype(0), ctx.shape(2)}};
+    })
+    .kernel(conv_grad_weight_kernel);
 
 }  // namespace
 }  // namespace kiln::ops

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include "gradient.h"
 #include "infer_util.h"
 
 namespace kiln::ops {
@@ -86,6 +87,27 @@ void dropout_kernel(KernelContext& ctx) {
   });
 }
 
+// Gradient rule: outside training mode Dropout is the identity; in training mode the gradient
+// passes through the kept elements, scaled like them by 1 / (1 - ratio). Whether it trains is
+// data (input 2), so the rule selects with Where rather than branching, and needs the mask.
+void dropout_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  if (!ctx.has_input(2)) {
+    ctx.set_input_grad(0, g);
+    return;
+  }
+  KILN_CHECK(ctx.num_outputs() == 2, ErrorCode::kUnsupported,
+             "the gradient of a Dropout with input 2 (training_mode) needs output 1 (mask); call it with 2 "
+             "outputs");
+  const DType dtype = ctx.input_info(0).dtype;
+  const GradValue one = ctx.scalar(1, dtype);
+  const GradValue ratio =
+      ctx.has_input(1) ? ctx.op1("CastLike", {ctx.input(1), ctx.input(0)}) : ctx.scalar(kDefaultRatio, dtype);
+  const GradValue training = ctx.op1("Reshape", {ctx.input(2), ctx.ints({})});
+  const GradValue scale = ctx.op1("Where", {training, ctx.div(one, ctx.sub(one, ratio)), one});
+  ctx.set_input_grad(0, ctx.op1("Where", {ctx.output(1), ctx.mul(g, scale), ctx.scalar(0, dtype)}));
+}
+
 KILN_REGISTER_OP(Dropout)
     .doc(
         "Identity unless training_mode is true; then zeroes each element with probability `ratio` "
@@ -102,7 +124,8 @@ KILN_REGISTER_OP(Dropout)
                            ": the ratio attribute of Dropout before opset 12 is input 1 (ratio) here");
                    })
     .infer(infer_dropout)
-    .kernel(dropout_kernel);
+    .kernel(dropout_kernel)
+    .gradient(dropout_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "elementwise.h"
+#include "gradient.h"
 #include "infer_util.h"
 
 namespace kiln::ops {
@@ -133,6 +134,77 @@ struct MinFn {
 
 const auto kAdd = [](auto a, auto b) { return a + b; };
 
+// Gradient rules. g is the output's gradient, of the broadcast shape; sum_to_input folds it back
+// to each input's shape.
+void add_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  for (int i = 0; i < ctx.num_inputs(); ++i) ctx.set_input_grad(i, ctx.sum_to_input(i, g));
+}
+
+void sub_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  ctx.set_input_grad(0, ctx.sum_to_input(0, g));
+  if (ctx.needs_input_grad(1)) ctx.set_input_grad(1, ctx.sum_to_input(1, ctx.op1("Neg", {g})));
+}
+
+void mul_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  if (ctx.needs_input_grad(0)) ctx.set_input_grad(0, ctx.sum_to_input(0, ctx.op1("Mul", {g, ctx.input(1)})));
+  if (ctx.needs_input_grad(1)) ctx.set_input_grad(1, ctx.sum_to_input(1, ctx.op1("Mul", {g, ctx.input(0)})));
+}
+
+// d(a / b) = da / b - db * (a / b) / b.
+void div_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  const GradValue g_over_b = ctx.op1("Div", {g, ctx.input(1)});
+  if (ctx.needs_input_grad(0)) ctx.set_input_grad(0, ctx.sum_to_input(0, g_over_b));
+  if (ctx.needs_input_grad(1)) {
+    const GradValue db = ctx.op1("Neg", {ctx.op1("Mul", {g_over_b, ctx.output(0)})});
+    ctx.set_input_grad(1, ctx.sum_to_input(1, db));
+  }
+}
+
+// d(x ^ y) = dx * y * x ^ (y - 1) + dy * x ^ y * log(x). Y may have another dtype than X.
+void pow_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  const DType dtype = ctx.input_info(0).dtype;
+  if (ctx.needs_input_grad(0)) {
+    const GradValue y = ctx.op1("CastLike", {ctx.input(1), ctx.input(0)});
+    const GradValue x_pow = ctx.op1("Pow", {ctx.input(0), ctx.op1("Sub", {y, ctx.scalar(1, dtype)})});
+    ctx.set_input_grad(0, ctx.sum_to_input(0, ctx.op1("Mul", {g, ctx.op1("Mul", {y, x_pow})})));
+  }
+  if (ctx.needs_input_grad(1)) {
+    const GradValue dz = ctx.op1("Mul", {g, ctx.op1("Mul", {ctx.output(0), ctx.op1("Log", {ctx.input(0)})})});
+    ctx.set_input_grad(1, ctx.op1("CastLike", {ctx.sum_to_input(1, dz), ctx.input(1)}));
+  }
+}
+
+// The gradient goes to every input equal to the result (to each of them on a tie).
+void select_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.needs_input_grad(i)) continue;
+    const GradValue chosen = ctx.op1("Equal", {ctx.input(i), ctx.output(0)});
+    const GradValue masked = ctx.op1("Where", {chosen, g, ctx.scalar(0, ctx.input_info(i).dtype)});
+    ctx.set_input_grad(i, ctx.sum_to_input(i, masked));
+  }
+}
+
+void mean_gradient(GradientContext& ctx) {
+  const GradValue g =
+      ctx.op1("Div", {ctx.output_grad(0), ctx.scalar(ctx.num_inputs(), ctx.output_info(0).dtype)});
+  for (int i = 0; i < ctx.num_inputs(); ++i) ctx.set_input_grad(i, ctx.sum_to_input(i, g));
+}
+
+void where_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  const GradValue zero = ctx.scalar(0, ctx.output_info(0).dtype);
+  if (ctx.needs_input_grad(1))
+    ctx.set_input_grad(1, ctx.sum_to_input(1, ctx.op1("Where", {ctx.input(0), g, zero})));
+  if (ctx.needs_input_grad(2))
+    ctx.set_input_grad(2, ctx.sum_to_input(2, ctx.op1("Where", {ctx.input(0), zero, g})));
+}
+
 KILN_REGISTER_OP(Add)
     .doc("C = A + B, with numpy broadcasting.")
     .input("A")
@@ -140,7 +212,8 @@ KILN_REGISTER_OP(Add)
     .output("C")
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
-    .kernel(arithmetic_kernel(kAdd));
+    .kernel(arithmetic_kernel(kAdd))
+    .gradient(add_gradient);
 
 KILN_REGISTER_OP(Sub)
     .doc("C = A - B, with numpy broadcasting.")
@@ -149,7 +222,8 @@ KILN_REGISTER_OP(Sub)
     .output("C")
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
-    .kernel(arithmetic_kernel([](auto a, auto b) { return a - b; }));
+    .kernel(arithmetic_kernel([](auto a, auto b) { return a - b; }))
+    .gradient(sub_gradient);
 
 KILN_REGISTER_OP(Mul)
     .doc("C = A * B, with numpy broadcasting.")
@@ -158,7 +232,8 @@ KILN_REGISTER_OP(Mul)
     .output("C")
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
-    .kernel(arithmetic_kernel([](auto a, auto b) { return a * b; }));
+    .kernel(arithmetic_kernel([](auto a, auto b) { return a * b; }))
+    .gradient(mul_gradient);
 
 KILN_REGISTER_OP(Div)
     .doc("C = A / B, with numpy broadcasting; integer division truncates toward zero.")
@@ -167,7 +242,8 @@ KILN_REGISTER_OP(Div)
     .output("C")
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
-    .kernel(arithmetic_kernel(DivFn{}));
+    .kernel(arithmetic_kernel(DivFn{}))
+    .gradient(div_gradient);
 
 KILN_REGISTER_OP(Pow)
     .doc("Z = X ^ Y, with numpy broadcasting; Z has X's dtype, Y may be any numeric dtype.")
@@ -192,7 +268,8 @@ KILN_REGISTER_OP(Pow)
           }
         });
       });
-    });
+    })
+    .gradient(pow_gradient);
 
 KILN_REGISTER_OP(Mod)
     .doc("C = A mod B. fmod=0: the result takes the divisor's sign (Python's %); fmod=1: C fmod.")
@@ -228,28 +305,32 @@ KILN_REGISTER_OP(Max)
     .input("data_0", Arity::kVariadic)
     .output("max")
     .infer(infer_arithmetic<kNumericDTypes>)
-    .kernel(variadic_kernel(MaxFn{}));
+    .kernel(variadic_kernel(MaxFn{}))
+    .gradient(select_gradient);
 
 KILN_REGISTER_OP(Min)
     .doc("Elementwise minimum of one or more inputs, with broadcasting; NaN wins.")
     .input("data_0", Arity::kVariadic)
     .output("min")
     .infer(infer_arithmetic<kNumericDTypes>)
-    .kernel(variadic_kernel(MinFn{}));
+    .kernel(variadic_kernel(MinFn{}))
+    .gradient(select_gradient);
 
 KILN_REGISTER_OP(Sum)
     .doc("Elementwise sum of one or more inputs, with broadcasting.")
     .input("data_0", Arity::kVariadic)
     .output("sum")
     .infer(infer_arithmetic<kNumericDTypes>)
-    .kernel(variadic_kernel(kAdd));
+    .kernel(variadic_kernel(kAdd))
+    .gradient(add_gradient);
 
 KILN_REGISTER_OP(Mean)
     .doc("Elementwise mean of one or more inputs, with broadcasting.")
     .input("data_0", Arity::kVariadic)
     .output("mean")
     .infer(infer_arithmetic<kFloatDTypes>)
-    .kernel(variadic_kernel(kAdd, true));
+    .kernel(variadic_kernel(kAdd, true))
+    .gradient(mean_gradient);
 
 KILN_REGISTER_OP(Equal)
     .doc("C = (A == B), a bool tensor, with broadcasting.")
@@ -360,7 +441,8 @@ KILN_REGISTER_OP(Where)
                        }
                      }
                    });
-    });
+    })
+    .gradient(where_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "gradient.h"
 #include "unary_util.h"
 
 namespace kiln::ops {
@@ -68,15 +69,81 @@ void require_flag(const AttrValue& v, const std::string& what) {
   KILN_CHECK(flag == 0 || flag == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", flag);
 }
 
-// The many float -> float ops differ only in name, ONNX input/output names and function.
-#define KILN_FLOAT_UNARY_OP(Name, In, Out, Doc, ...) \
-  KILN_REGISTER_OP(Name)                             \
-      .doc(Doc)                                      \
-      .input(In)                                     \
-      .output(Out)                                   \
-      .elementwise()                                 \
-      .infer(infer_unary<kFloatDTypes>)              \
-      .kernel(floating_kernel(__VA_ARGS__))
+// Gradient rules: dx = dy * f'(x), f' built from the input x, the output y and constants.
+template <class Derivative>
+GradientFn chain_rule(Derivative derivative) {
+  return [derivative](GradientContext& ctx) {
+    const GradValue x = ctx.input(0), y = ctx.output(0);
+    const auto c = [&ctx](double v) { return ctx.scalar(v, ctx.input_info(0).dtype); };
+    ctx.set_input_grad(0, ctx.mul(ctx.output_grad(0), derivative(ctx, x, y, c)));
+  };
+}
+
+// Piecewise constant (Sign, Floor, Ceil, Round): the gradient is zero wherever it exists.
+void zero_gradient(GradientContext&) {}
+
+void neg_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0, ctx.neg(ctx.output_grad(0)));
+}
+
+// 1 / sqrt(1 - x^2), the derivative of asin (and, negated, of acos).
+template <class C>
+GradValue inverse_sine_derivative(GradientContext& ctx, GradValue x, C c) {
+  return ctx.div(c(1), ctx.op1("Sqrt", {ctx.sub(c(1), ctx.mul(x, x))}));
+}
+
+const GradientFn kAbsGradient =
+    chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto) { return ctx.op1("Sign", {x}); });
+const GradientFn kExpGradient = chain_rule([](GradientContext&, GradValue, GradValue y, auto) { return y; });
+const GradientFn kLogGradient =
+    chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) { return ctx.div(c(1), x); });
+const GradientFn kSqrtGradient =
+    chain_rule([](GradientContext& ctx, GradValue, GradValue y, auto c) { return ctx.div(c(0.5), y); });
+const GradientFn kReciprocalGradient =
+    chain_rule([](GradientContext& ctx, GradValue, GradValue y, auto) { return ctx.neg(ctx.mul(y, y)); });
+const GradientFn kSinGradient =
+    chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto) { return ctx.op1("Cos", {x}); });
+const GradientFn kCosGradient = chain_rule(
+    [](GradientContext& ctx, GradValue x, GradValue, auto) { return ctx.neg(ctx.op1("Sin", {x})); });
+const GradientFn kTanGradient = chain_rule(
+    [](GradientContext& ctx, GradValue, GradValue y, auto c) { return ctx.add(c(1), ctx.mul(y, y)); });
+const GradientFn kAsinGradient = chain_rule(
+    [](GradientContext& ctx, GradValue x, GradValue, auto c) { return inverse_sine_derivative(ctx, x, c); });
+const GradientFn kAcosGradient = chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) {
+  return ctx.neg(inverse_sine_derivative(ctx, x, c));
+});
+const GradientFn kAtanGradient = chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) {
+  return ctx.div(c(1), ctx.add(c(1), ctx.mul(x, x)));
+});
+const GradientFn kSinhGradient =
+    chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto) { return ctx.op1("Cosh", {x}); });
+const GradientFn kCoshGradient =
+    chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto) { return ctx.op1("Sinh", {x}); });
+const GradientFn kAsinhGradient = chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) {
+  return ctx.div(c(1), ctx.op1("Sqrt", {ctx.add(ctx.mul(x, x), c(1))}));
+});
+const GradientFn kAcoshGradient = chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) {
+  return ctx.div(c(1), ctx.op1("Sqrt", {ctx.sub(ctx.mul(x, x), c(1))}));
+});
+const GradientFn kAtanhGradient = chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) {
+  return ctx.div(c(1), ctx.sub(c(1), ctx.mul(x, x)));
+});
+// d erf(x) = 2 / sqrt(pi) * exp(-x^2).
+const GradientFn kErfGradient = chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) {
+  return ctx.mul(c(1.1283791670955126), ctx.op1("Exp", {ctx.neg(ctx.mul(x, x))}));
+});
+
+// The many float -> float ops differ only in name, ONNX input/output names, function and
+// gradient rule.
+#define KILN_FLOAT_UNARY_OP(Name, In, Out, Doc, Gradient, ...) \
+  KILN_REGISTER_OP(Name)                                       \
+      .doc(Doc)                                                \
+      .input(In)                                               \
+      .output(Out)                                             \
+      .elementwise()                                           \
+      .infer(infer_unary<kFloatDTypes>)                        \
+      .kernel(floating_kernel(__VA_ARGS__))                    \
+      .gradient(Gradient)
 
 KILN_REGISTER_OP(Abs)
     .doc("Y = |X|.")
@@ -84,7 +151,8 @@ KILN_REGISTER_OP(Abs)
     .output("Y")
     .elementwise()
     .infer(infer_unary<kNumericDTypes>)
-    .kernel(numeric_kernel(AbsFn{}));
+    .kernel(numeric_kernel(AbsFn{}))
+    .gradient(kAbsGradient);
 
 KILN_REGISTER_OP(Neg)
     .doc("Y = -X; the most negative integer wraps to itself.")
@@ -92,7 +160,8 @@ KILN_REGISTER_OP(Neg)
     .output("Y")
     .elementwise()
     .infer(infer_unary<kSignedDTypes>)
-    .kernel(numeric_kernel([](auto x) { return negate(x); }));
+    .kernel(numeric_kernel([](auto x) { return negate(x); }))
+    .gradient(neg_gradient);
 
 KILN_REGISTER_OP(Sign)
     .doc("-1, 0 or 1 by the sign of each element; NaN stays NaN.")
@@ -100,35 +169,47 @@ KILN_REGISTER_OP(Sign)
     .output("output")
     .elementwise()
     .infer(infer_unary<kNumericDTypes>)
-    .kernel(numeric_kernel(SignFn{}));
+    .kernel(numeric_kernel(SignFn{}))
+    .gradient(zero_gradient);
 
-KILN_FLOAT_UNARY_OP(Exp, "input", "output", "e ^ x.", [](auto x) { return std::exp(x); });
-KILN_FLOAT_UNARY_OP(Log, "input", "output", "The natural logarithm.", [](auto x) { return std::log(x); });
-KILN_FLOAT_UNARY_OP(Sqrt, "X", "Y", "The square root; NaN for negative x.",
+KILN_FLOAT_UNARY_OP(Exp, "input", "output", "e ^ x.", kExpGradient, [](auto x) { return std::exp(x); });
+KILN_FLOAT_UNARY_OP(Log, "input", "output", "The natural logarithm.", kLogGradient,
+                    [](auto x) { return std::log(x); });
+KILN_FLOAT_UNARY_OP(Sqrt, "X", "Y", "The square root; NaN for negative x.", kSqrtGradient,
                     [](auto x) { return std::sqrt(x); });
-KILN_FLOAT_UNARY_OP(Reciprocal, "X", "Y", "1 / x.", [](auto x) { return decltype(x)(1) / x; });
-KILN_FLOAT_UNARY_OP(Floor, "X", "Y", "The largest integer <= x.", [](auto x) { return std::floor(x); });
-KILN_FLOAT_UNARY_OP(Ceil, "X", "Y", "The smallest integer >= x.", [](auto x) { return std::ceil(x); });
+KILN_FLOAT_UNARY_OP(Reciprocal, "X", "Y", "1 / x.", kReciprocalGradient,
+                    [](auto x) { return decltype(x)(1) / x; });
+KILN_FLOAT_UNARY_OP(Floor, "X", "Y", "The largest integer <= x.", zero_gradient,
+                    [](auto x) { return std::floor(x); });
+KILN_FLOAT_UNARY_OP(Ceil, "X", "Y", "The smallest integer >= x.", zero_gradient,
+                    [](auto x) { return std::ceil(x); });
 // nearbyint rounds in the default mode, to nearest with ties to even, as ONNX asks.
-KILN_FLOAT_UNARY_OP(Round, "X", "Y", "Rounds to the nearest integer, halves to even.",
+KILN_FLOAT_UNARY_OP(Round, "X", "Y", "Rounds to the nearest integer, halves to even.", zero_gradient,
                     [](auto x) { return std::nearbyint(x); });
-KILN_FLOAT_UNARY_OP(Sin, "input", "output", "The sine (radians).", [](auto x) { return std::sin(x); });
-KILN_FLOAT_UNARY_OP(Cos, "input", "output", "The cosine (radians).", [](auto x) { return std::cos(x); });
-KILN_FLOAT_UNARY_OP(Tan, "input", "output", "The tangent (radians).", [](auto x) { return std::tan(x); });
-KILN_FLOAT_UNARY_OP(Asin, "input", "output", "The arcsine; NaN outside [-1, 1].",
+KILN_FLOAT_UNARY_OP(Sin, "input", "output", "The sine (radians).", kSinGradient,
+                    [](auto x) { return std::sin(x); });
+KILN_FLOAT_UNARY_OP(Cos, "input", "output", "The cosine (radians).", kCosGradient,
+                    [](auto x) { return std::cos(x); });
+KILN_FLOAT_UNARY_OP(Tan, "input", "output", "The tangent (radians).", kTanGradient,
+                    [](auto x) { return std::tan(x); });
+KILN_FLOAT_UNARY_OP(Asin, "input", "output", "The arcsine; NaN outside [-1, 1].", kAsinGradient,
                     [](auto x) { return std::asin(x); });
-KILN_FLOAT_UNARY_OP(Acos, "input", "output", "The arccosine; NaN outside [-1, 1].",
+KILN_FLOAT_UNARY_OP(Acos, "input", "output", "The arccosine; NaN outside [-1, 1].", kAcosGradient,
                     [](auto x) { return std::acos(x); });
-KILN_FLOAT_UNARY_OP(Atan, "input", "output", "The arctangent.", [](auto x) { return std::atan(x); });
-KILN_FLOAT_UNARY_OP(Sinh, "input", "output", "The hyperbolic sine.", [](auto x) { return std::sinh(x); });
-KILN_FLOAT_UNARY_OP(Cosh, "input", "output", "The hyperbolic cosine.", [](auto x) { return std::cosh(x); });
-KILN_FLOAT_UNARY_OP(Asinh, "input", "output", "The inverse hyperbolic sine.",
+KILN_FLOAT_UNARY_OP(Atan, "input", "output", "The arctangent.", kAtanGradient,
+                    [](auto x) { return std::atan(x); });
+KILN_FLOAT_UNARY_OP(Sinh, "input", "output", "The hyperbolic sine.", kSinhGradient,
+                    [](auto x) { return std::sinh(x); });
+KILN_FLOAT_UNARY_OP(Cosh, "input", "output", "The hyperbolic cosine.", kCoshGradient,
+                    [](auto x) { return std::cosh(x); });
+KILN_FLOAT_UNARY_OP(Asinh, "input", "output", "The inverse hyperbolic sine.", kAsinhGradient,
                     [](auto x) { return std::asinh(x); });
-KILN_FLOAT_UNARY_OP(Acosh, "input", "output", "The inverse hyperbolic cosine; NaN below 1.",
+KILN_FLOAT_UNARY_OP(Acosh, "input", "output", "The inverse hyperbolic cosine; NaN below 1.", kAcoshGradient,
                     [](auto x) { return std::acosh(x); });
 KILN_FLOAT_UNARY_OP(Atanh, "input", "output", "The inverse hyperbolic tangent; NaN outside [-1, 1].",
-                    [](auto x) { return std::atanh(x); });
-KILN_FLOAT_UNARY_OP(Erf, "input", "output", "The Gauss error function.", [](auto x) { return std::erf(x); });
+                    kAtanhGradient, [](auto x) { return std::atanh(x); });
+KILN_FLOAT_UNARY_OP(Erf, "input", "output", "The Gauss error function.", kErfGradient,
+                    [](auto x) { return std::erf(x); });
 
 #undef KILN_FLOAT_UNARY_OP
 

@@ -1,5 +1,6 @@
 // Repetition: Expand (bidirectional numpy broadcast to a shape) and Tile (whole-tensor repeats per
 // axis). Both are one strided copy whose source strides are 0 along the repeated axes.
+#include "gradient.h"
 #include "infer_util.h"
 #include "shape_ops_util.h"
 
@@ -33,6 +34,32 @@ void expand_kernel(KernelContext& ctx) {
   copy_view_to(out, in, src_strides);
 }
 
+// Expand's gradient sums over the broadcast axes.
+void expand_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0, ctx.op1("ReduceSumLike", {ctx.output_grad(0), ctx.input(0)}));
+}
+
+// Tile's output, reshaped to (r0, d0, r1, d1, ...), holds r0 * r1 * ... copies of the input;
+// the gradient sums them (the r axes).
+void tile_gradient(GradientContext& ctx) {
+  const int rank = ctx.input_info(0).shape.ndim();
+  const GradValue repeats =
+      ctx.op1("Cast", {ctx.input(1)}, {{"to", static_cast<int64_t>(dtype_to_onnx(DType::kInt64))}});
+  std::vector<GradValue> dims;
+  std::vector<int64_t> repeat_axes;
+  for (int a = 0; a < rank; ++a) {
+    dims.push_back(ctx.op1("Slice", {repeats, ctx.ints({a}), ctx.ints({a + 1})}));
+    dims.push_back(ctx.op1("Shape", {ctx.input(0)}, {{"start", a}, {"end", a + 1}}));
+    repeat_axes.push_back(2 * a);
+  }
+  if (rank == 0) {
+    ctx.set_input_grad(0, ctx.output_grad(0));
+    return;
+  }
+  const GradValue split = ctx.op1("Reshape", {ctx.output_grad(0), ctx.op1("Concat", dims, {{"axis", 0}})});
+  ctx.set_input_grad(0, ctx.op1("ReduceSum", {split, ctx.ints(repeat_axes)}, {{"keepdims", 0}}));
+}
+
 KILN_REGISTER_OP(Expand)
     .doc(
         "Broadcasts the input against `shape` (numpy rules in both directions: a 1 in `shape` keeps "
@@ -41,7 +68,8 @@ KILN_REGISTER_OP(Expand)
     .shape_input("shape")
     .output("output")
     .infer(infer_expand)
-    .kernel(expand_kernel);
+    .kernel(expand_kernel)
+    .gradient(expand_gradient);
 
 std::vector<TensorInfo> infer_tile(InferContext& ctx) {
   const Shape& in = ctx.shape(0);
@@ -78,7 +106,8 @@ KILN_REGISTER_OP(Tile)
     .shape_input("repeats")
     .output("output")
     .infer(infer_tile)
-    .kernel(tile_kernel);
+    .kernel(tile_kernel)
+    .gradient(tile_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

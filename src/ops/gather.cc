@@ -5,6 +5,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "gradient.h"
 #include "infer_util.h"
 #include "shape_ops_util.h"
 
@@ -94,6 +95,45 @@ void gather_kernel(KernelContext& ctx) {
   });
 }
 
+// GatherGrad: zeros of `like`'s shape (Gather's data) plus each row of dY added at the row it
+// was gathered from; rows gathered twice get both.
+void gather_grad_kernel(KernelContext& ctx) {
+  const Tensor& dy = ctx.input(0);
+  Tensor& dx = ctx.output(0);
+  const int axis = normalize_axis(ctx.attrs.get_int("axis"), dx.ndim(), "axis");
+  const int64_t dim = dx.shape()[axis];
+  const int64_t outer = product(dx.shape(), 0, axis), inner = product(dx.shape(), axis + 1, dx.ndim());
+  const auto idx = normalized_indices(ctx.input(1), dim, axis);
+  const auto n = static_cast<int64_t>(idx.size());
+  dispatch_dtype(dx.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<compute_t<T>>) {
+      std::vector<double> sums(static_cast<size_t>(dx.numel()), 0.0);
+      const T* src = dy.data<T>();
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < n; ++j) {
+          const T* row = src + (o * n + j) * inner;
+          double* to = sums.data() + (o * dim + idx[static_cast<size_t>(j)]) * inner;
+          for (int64_t k = 0; k < inner; ++k) to[k] += static_cast<double>(static_cast<compute_t<T>>(row[k]));
+        }
+      T* out = dx.data<T>();
+      for (size_t i = 0; i < sums.size(); ++i) out[i] = convert_value<T>(sums[i]);
+    }
+  });
+}
+
+void gather_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0, ctx.op1("GatherGrad", {ctx.output_grad(0), ctx.input(1), ctx.input(0)},
+                                {{"axis", ctx.attrs().get_int("axis")}}));
+}
+
+// GatherElements reads data[..., index, ...] once per output element: its gradient scatter-adds.
+void gather_elements_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0,
+                     ctx.op1("ScatterElements", {ctx.zeros_like_input(0), ctx.input(1), ctx.output_grad(0)},
+                             {{"axis", ctx.attrs().get_int("axis")}, {"reduction", "add"}}));
+}
+
 KILN_REGISTER_OP(Gather)
     .doc(
         "Takes the entries of `data` along `axis` at `indices`: the output shape is "
@@ -103,7 +143,8 @@ KILN_REGISTER_OP(Gather)
     .output("output")
     .attr("axis", AttrType::kInt, 0)
     .infer(infer_gather)
-    .kernel(gather_kernel);
+    .kernel(gather_kernel)
+    .gradient(gather_gradient);
 
 // ---- GatherElements / ScatterElements ----------------------------------------------------------
 
@@ -185,7 +226,8 @@ KILN_REGISTER_OP(GatherElements)
     .output("output")
     .attr("axis", AttrType::kInt, 0)
     .infer(infer_gather_elements)
-    .kernel(gather_elements_kernel);
+    .kernel(gather_elements_kernel)
+    .gradient(gather_elements_gradient);
 
 // ---- Scatter reductions ------------------------------------------------------------------------
 
@@ -470,6 +512,22 @@ KILN_REGISTER_OP(ScatterND)
     .attr("reduction", AttrType::kString, "none", validate_reduction)
     .infer(infer_scatter_nd)
     .kernel(scatter_nd_kernel);
+
+KILN_REGISTER_OP(GatherGrad)
+    .doc(
+        "Kiln: the gradient of Gather. Zeros of the shape of `like` (Gather's data) with the rows of dY "
+        "added at the positions `indices` names along `axis`.")
+    .input("dY")
+    .input("indices")
+    .input("like")
+    .output("dX")
+    .attr("axis", AttrType::kInt, 0)
+    .infer([](InferContext& ctx) {
+      require_dtype(ctx, 0, kFloatDTypes);
+      require_dtype(ctx, 1, kIndexDTypes);
+      return std::vector<TensorInfo>{{ctx.dtype(0), ctx.shape(2)}};
+    })
+    .kernel(gather_grad_kernel);
 
 }  // namespace
 }  // namespace kiln::ops

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "gradient.h"
 #include "infer_util.h"
 
 namespace kiln::ops {
@@ -249,6 +250,78 @@ void loss_kernel(KernelContext& ctx) {
   });
 }
 
+// NegativeLogLikelihoodLossGrad: the loss's gradient with respect to its log-probabilities:
+// -weight[label] times the sample's share of dloss at each sample's label, 0 elsewhere.
+void nll_grad_kernel(KernelContext& ctx) {
+  const Tensor& dloss = ctx.input(0);
+  Tensor& dx = ctx.output(0);
+  const Shape& s = dx.shape();
+  const int64_t batch = s[0], classes = s[1];
+  const int64_t samples = batch * classes == 0 ? 0 : dx.numel() / (batch * classes);
+  const auto labels = read_int_values(ctx.input(2), "input 2 (target)");
+  const Reduction reduction = reduction_of(ctx.attrs);
+  // A flag and a value rather than std::optional: GCC's -Wmaybe-uninitialized misfires on it here.
+  const bool has_ignore_index = ctx.attrs.has("ignore_index");
+  const int64_t ignore_index = has_ignore_index ? ctx.attrs.get_int("ignore_index") : 0;
+  const std::vector<double> weights = ctx.has_input(3)
+                                          ? ctx.input(3).cast(DType::kFloat64).to_vector<double>()
+                                          : std::vector<double>(static_cast<size_t>(classes), 1.0);
+  // Each sample's class (-1: ignored) and the total weight a mean divides by.
+  std::vector<int64_t> class_of(labels.size());
+  double total_weight = 0;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const int64_t c = labels[i];
+    if (has_ignore_index && c == ignore_index) {
+      class_of[i] = -1;
+      continue;
+    }
+    KILN_CHECK(c >= 0 && c < classes, ErrorCode::kOutOfRange, "input 2 (target): label ", c,
+               " is out of range [0, ", classes, ")");
+    class_of[i] = c;
+    total_weight += weights[static_cast<size_t>(c)];
+  }
+  const std::vector<double> upstream = dloss.cast(DType::kFloat64).to_vector<double>();
+  dispatch_dtype(dx.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_floating(dtype_of<T>)) {
+      T* out = dx.data<T>();
+      std::fill(out, out + dx.numel(), convert_value<T>(0.0));
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t j = 0; j < samples; ++j) {
+          const size_t i = static_cast<size_t>(n * samples + j);
+          if (class_of[i] < 0) continue;
+          const double share = reduction == Reduction::kNone  ? upstream[i]
+                               : reduction == Reduction::kSum ? upstream[0]
+                                                              : upstream[0] / total_weight;
+          out[(n * classes + class_of[i]) * samples + j] =
+              convert_value<T>(-weights[static_cast<size_t>(class_of[i])] * share);
+        }
+    }
+  });
+}
+
+GradValue nll_input_grad(GradientContext& ctx, GradValue dloss) {
+  return ctx.op1("NegativeLogLikelihoodLossGrad", {dloss, ctx.input(0), ctx.input(1), ctx.input(2)},
+                 ctx.attrs().values());
+}
+
+// The gradients of the scores only; the class weights get none.
+void nll_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0, nll_input_grad(ctx, ctx.output_grad(0)));
+}
+
+// SoftmaxCrossEntropyLoss = NegativeLogLikelihoodLoss(LogSoftmax(scores, axis 1)): the gradient
+// reaching log_prob (from the loss and from output 1) goes through log-softmax's rule,
+// dscores = d - e^log_prob * sum over classes of d.
+void sce_gradient(GradientContext& ctx) {
+  GradValue d = ctx.output_grad(0).defined() ? nll_input_grad(ctx, ctx.output_grad(0)) : GradValue{};
+  if (ctx.output_grad(1).defined()) d = d.defined() ? ctx.add(d, ctx.output_grad(1)) : ctx.output_grad(1);
+  const GradValue log_prob =
+      ctx.num_outputs() > 1 ? ctx.output(1) : ctx.op1("LogSoftmax", {ctx.input(0)}, {{"axis", 1}});
+  const GradValue class_sum = ctx.op1("ReduceSum", {d, ctx.ints({1})}, {{"keepdims", 1}});
+  ctx.set_input_grad(0, ctx.sub(d, ctx.mul(ctx.op1("Exp", {log_prob}), class_sum)));
+}
+
 KILN_REGISTER_OP(SoftmaxCrossEntropyLoss)
     .doc(
         "Softmax cross entropy of scores (N, C, d1, ..., dk) against class labels (N, d1, ..., dk): "
@@ -263,7 +336,8 @@ KILN_REGISTER_OP(SoftmaxCrossEntropyLoss)
     .optional_attr("ignore_index", AttrType::kInt)
     .attr("reduction", AttrType::kString, "mean", validate_reduction)
     .infer([](InferContext& ctx) { return infer_loss(ctx, 2); })
-    .kernel(loss_kernel<true>);
+    .kernel(loss_kernel<true>)
+    .gradient(sce_gradient);
 
 KILN_REGISTER_OP(NegativeLogLikelihoodLoss)
     .doc(
@@ -277,7 +351,26 @@ KILN_REGISTER_OP(NegativeLogLikelihoodLoss)
     .optional_attr("ignore_index", AttrType::kInt)
     .attr("reduction", AttrType::kString, "mean", validate_reduction)
     .infer([](InferContext& ctx) { return infer_loss(ctx, 1); })
-    .kernel(loss_kernel<false>);
+    .kernel(loss_kernel<false>)
+    .gradient(nll_gradient);
+
+KILN_REGISTER_OP(NegativeLogLikelihoodLossGrad)
+    .doc(
+        "Kiln: the gradient of NegativeLogLikelihoodLoss (same attributes) with respect to its input, "
+        "of the shape of `like`, for the loss gradient dloss.")
+    .input("dloss")
+    .input("like")
+    .input("target")
+    .input("weight", Arity::kOptional)
+    .output("dinput")
+    .optional_attr("ignore_index", AttrType::kInt)
+    .attr("reduction", AttrType::kString, "mean", validate_reduction)
+    .infer([](InferContext& ctx) {
+      require_same_dtype(ctx, 0, 1);
+      require_dtype(ctx, 2, kIndexDTypes);
+      return std::vector<TensorInfo>{ctx.input(1)};
+    })
+    .kernel(nll_grad_kernel);
 
 }  // namespace
 }  // namespace kiln::ops

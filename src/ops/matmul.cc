@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "broadcast.h"
+#include "gradient.h"
 #include "infer_util.h"
 #include "kiln/threading.hpp"
 #include "matmul_kernel.h"
@@ -78,13 +79,77 @@ void matmul_kernel(KernelContext& ctx) {
   });
 }
 
+// Gradient rules. For 2-D and batched operands dA = g B^T and dB = A^T g, summed over the batch
+// dimensions broadcasting added; a 1-D operand is first made a row (A) or column (B) matrix.
+GradValue transpose_last_two(GradientContext& ctx, GradValue v, int rank) {
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  for (int a = 0; a < rank; ++a) perm[static_cast<size_t>(a)] = a;
+  std::swap(perm[static_cast<size_t>(rank - 1)], perm[static_cast<size_t>(rank - 2)]);
+  return ctx.op1("Transpose", {v}, {{"perm", perm}});
+}
+
+void matmul_gradient(GradientContext& ctx) {
+  const int ra = ctx.input_info(0).shape.ndim(), rb = ctx.input_info(1).shape.ndim();
+  const GradValue g = ctx.output_grad(0);
+  if (ra == 1 && rb == 1) {  // a dot product
+    ctx.set_input_grad(0, ctx.mul(g, ctx.input(1)));
+    ctx.set_input_grad(1, ctx.mul(g, ctx.input(0)));
+    return;
+  }
+  // The matrix forms: a (.., n, k), b (.., k, m), gm (.., n, m).
+  GradValue a = ctx.input(0), b = ctx.input(1), gm = g;
+  if (ra == 1) {
+    a = ctx.op1("Unsqueeze", {a, ctx.ints({0})});
+    gm = ctx.op1("Unsqueeze", {gm, ctx.ints({-2})});
+  }
+  if (rb == 1) {
+    b = ctx.op1("Unsqueeze", {b, ctx.ints({1})});
+    gm = ctx.op1("Unsqueeze", {gm, ctx.ints({-1})});
+  }
+  if (ctx.needs_input_grad(0)) {
+    GradValue da = ctx.op1("MatMul", {gm, transpose_last_two(ctx, b, std::max(rb, 2))});  // (.., n, k)
+    if (ra == 1) da = ctx.op1("Squeeze", {da, ctx.ints({-2})});
+    ctx.set_input_grad(0, ctx.op1("ReduceSumLike", {da, ctx.input(0)}));
+  }
+  if (ctx.needs_input_grad(1)) {
+    GradValue db = ctx.op1("MatMul", {transpose_last_two(ctx, a, std::max(ra, 2)), gm});  // (.., k, m)
+    if (rb == 1) db = ctx.op1("Squeeze", {db, ctx.ints({-1})});
+    ctx.set_input_grad(1, ctx.op1("ReduceSumLike", {db, ctx.input(1)}));
+  }
+}
+
+// Y = alpha A' B' + beta C with A' = A or A^T (transA), B' likewise:
+// dA' = alpha g B'^T, dB' = alpha A'^T g, dC = beta g summed to C's shape.
+void gemm_gradient(GradientContext& ctx) {
+  const bool trans_a = ctx.attrs().get_int("transA") == 1, trans_b = ctx.attrs().get_int("transB") == 1;
+  const GradValue g = ctx.output_grad(0), a = ctx.input(0), b = ctx.input(1);
+  const DType dtype = ctx.input_info(0).dtype;
+  const GradValue alpha = ctx.scalar(ctx.attrs().get_float("alpha"), dtype);
+  const auto t = [&ctx](GradValue v) { return ctx.op1("Transpose", {v}); };
+  if (ctx.needs_input_grad(0)) {
+    const GradValue da =
+        trans_a ? ctx.op1("MatMul", {trans_b ? t(b) : b, t(g)}) : ctx.op1("MatMul", {g, trans_b ? b : t(b)});
+    ctx.set_input_grad(0, ctx.mul(alpha, da));
+  }
+  if (ctx.needs_input_grad(1)) {
+    const GradValue db =
+        trans_b ? ctx.op1("MatMul", {t(g), trans_a ? t(a) : a}) : ctx.op1("MatMul", {trans_a ? a : t(a), g});
+    ctx.set_input_grad(1, ctx.mul(alpha, db));
+  }
+  if (ctx.needs_input_grad(2)) {
+    const GradValue beta = ctx.scalar(ctx.attrs().get_float("beta"), dtype);
+    ctx.set_input_grad(2, ctx.op1("ReduceSumLike", {ctx.mul(beta, g), ctx.input(2)}));
+  }
+}
+
 KILN_REGISTER_OP(MatMul)
     .doc("Matrix product with numpy semantics: batched, broadcasting batch dimensions.")
     .input("A")
     .input("B")
     .output("Y")
     .infer(infer_matmul)
-    .kernel(matmul_kernel);
+    .kernel(matmul_kernel)
+    .gradient(matmul_gradient);
 
 // op(X) = X, or X transposed when the flag is set: (rows, cols) of op(X).
 std::pair<int64_t, int64_t> op_dims(const Shape& s, bool transposed) {
@@ -177,7 +242,8 @@ KILN_REGISTER_OP(Gemm)
     .attr("transA", AttrType::kInt, 0, validate_flag)
     .attr("transB", AttrType::kInt, 0, validate_flag)
     .infer(infer_gemm)
-    .kernel(gemm_kernel);
+    .kernel(gemm_kernel)
+    .gradient(gemm_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

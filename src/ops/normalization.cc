@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/thread_pool.h"
+#include "gradient.h"
 #include "infer_util.h"
 #include "ops/normalization_util.h"
 
@@ -461,6 +462,95 @@ void mvn_kernel(KernelContext& ctx) {
   });
 }
 
+// ---- Gradient rules ---------------------------------------------------------------------------
+
+// With xhat = (x - mean) * inv_std over the normalized axes (kept as 1) and dxhat = dy * scale:
+//   dx = inv_std * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
+// the batch statistics' own dependence on x included. The statistics are recomputed in X's
+// dtype rather than read from the optional outputs, so the rule works whichever were requested.
+struct NormalizedGrad {
+  GradientContext& ctx;
+  GradValue axes, xhat, inv_std;
+
+  NormalizedGrad(GradientContext& c, const std::vector<int64_t>& reduced, double epsilon)
+      : ctx(c), axes(c.ints(reduced)) {
+    const GradValue x = c.input(0);
+    const GradValue centered = c.sub(x, mean(x));
+    const GradValue var = mean(c.mul(centered, centered));
+    const GradValue eps = c.scalar(epsilon, c.input_info(0).dtype);
+    inv_std = c.op1("Reciprocal", {c.op1("Sqrt", {c.add(var, eps)})});
+    xhat = c.mul(centered, inv_std);
+  }
+  GradValue mean(GradValue v) { return ctx.op1("ReduceMean", {v, axes}, {{"keepdims", 1}}); }
+  GradValue sum(GradValue v) { return ctx.op1("ReduceSum", {v, axes}, {{"keepdims", 0}}); }
+  GradValue input_grad(GradValue dxhat) {
+    const GradValue inner = ctx.sub(ctx.sub(dxhat, mean(dxhat)), ctx.mul(xhat, mean(ctx.mul(dxhat, xhat))));
+    return ctx.mul(inv_std, inner);
+  }
+};
+
+std::vector<int64_t> axes_from(int first, int rank) {
+  std::vector<int64_t> axes;
+  for (int a = first; a < rank; ++a) axes.push_back(a);
+  return axes;
+}
+
+// A per-channel (C) parameter as (C, 1, ..., 1), to broadcast over X's spatial axes.
+GradValue per_channel(GradientContext& ctx, GradValue v, int rank) {
+  if (rank <= 2) return v;
+  return ctx.op1("Unsqueeze", {v, ctx.ints(axes_from(1, rank - 1))});
+}
+
+void batch_norm_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  if (!g.defined()) return;  // only the running statistics were used: they take no gradient
+  const int rank = ctx.input_info(0).shape.ndim();
+  const double epsilon = ctx.attrs().get_float("epsilon");
+  std::vector<int64_t> reduced = axes_from(1, rank);
+  reduced[0] = 0;  // every axis but the channels (1)
+  const GradValue scale = per_channel(ctx, ctx.input(1), rank);
+  if (ctx.attrs().get_int("training_mode") == 1) {
+    NormalizedGrad n(ctx, reduced, epsilon);
+    if (ctx.needs_input_grad(0)) ctx.set_input_grad(0, n.input_grad(ctx.mul(g, scale)));
+    if (ctx.needs_input_grad(1)) ctx.set_input_grad(1, n.sum(ctx.mul(g, n.xhat)));
+    if (ctx.needs_input_grad(2)) ctx.set_input_grad(2, n.sum(g));
+    return;
+  }
+  // Inference: y = (x - mean) * inv_std * scale + B with the given statistics, a per-channel
+  // affine map of x.
+  const DType dtype = ctx.input_info(0).dtype;
+  const GradValue axes = ctx.ints(reduced);
+  const auto sum = [&](GradValue v) { return ctx.op1("ReduceSum", {v, axes}, {{"keepdims", 0}}); };
+  const GradValue var_eps = ctx.add(ctx.input(4), ctx.scalar(epsilon, dtype));
+  const GradValue inv_std = ctx.op1("Reciprocal", {ctx.op1("Sqrt", {var_eps})});
+  const GradValue centered = ctx.sub(ctx.input(0), per_channel(ctx, ctx.input(3), rank));
+  const GradValue inv_std_c = per_channel(ctx, inv_std, rank);
+  if (ctx.needs_input_grad(0)) ctx.set_input_grad(0, ctx.mul(g, ctx.mul(scale, inv_std_c)));
+  if (ctx.needs_input_grad(1)) ctx.set_input_grad(1, sum(ctx.mul(g, ctx.mul(centered, inv_std_c))));
+  if (ctx.needs_input_grad(2)) ctx.set_input_grad(2, sum(g));
+  const GradValue scaled_inv = ctx.mul(ctx.input(1), inv_std);
+  if (ctx.needs_input_grad(3)) ctx.set_input_grad(3, ctx.neg(ctx.mul(sum(g), scaled_inv)));
+  if (ctx.needs_input_grad(4)) {
+    // d inv_std / d var = -inv_std / (2 (var + eps)).
+    const GradValue d = ctx.div(ctx.mul(scaled_inv, ctx.scalar(-0.5, dtype)), var_eps);
+    ctx.set_input_grad(4, ctx.mul(sum(ctx.mul(g, centered)), d));
+  }
+}
+
+// Y's gradient only: Mean and InvStdDev are statistics, and gradients flowing into them are
+// not propagated.
+void layer_norm_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  if (!g.defined()) return;
+  const int rank = ctx.input_info(0).shape.ndim();
+  const int axis = normalize_axis(ctx.attrs().get_int("axis"), rank, "attribute 'axis'");
+  NormalizedGrad n(ctx, axes_from(axis, rank), ctx.attrs().get_float("epsilon"));
+  if (ctx.needs_input_grad(0)) ctx.set_input_grad(0, n.input_grad(ctx.mul(g, ctx.input(1))));
+  if (ctx.needs_input_grad(1))
+    ctx.set_input_grad(1, ctx.op1("ReduceSumLike", {ctx.mul(g, n.xhat), ctx.input(1)}));
+  if (ctx.needs_input_grad(2)) ctx.set_input_grad(2, ctx.op1("ReduceSumLike", {g, ctx.input(2)}));
+}
+
 KILN_REGISTER_OP(BatchNormalization)
     .doc(
         "Y = (X - mean) / sqrt(var + epsilon) * scale + B per channel (axis 1). training_mode=1 uses the "
@@ -478,7 +568,8 @@ KILN_REGISTER_OP(BatchNormalization)
     .attr("momentum", AttrType::kFloat, 0.9, validate_momentum)
     .attr("training_mode", AttrType::kInt, 0, validate_flag)
     .infer(infer_batch_norm)
-    .kernel(batch_norm_kernel);
+    .kernel(batch_norm_kernel)
+    .gradient(batch_norm_gradient);
 
 KILN_REGISTER_OP(InstanceNormalization)
     .doc(
@@ -506,7 +597,8 @@ KILN_REGISTER_OP(LayerNormalization)
     .attr("epsilon", AttrType::kFloat, 1e-5, validate_epsilon)
     .attr("stash_type", AttrType::kInt, kOnnxFloat, validate_stash_type)
     .infer(infer_layer_norm)
-    .kernel(layer_norm_kernel);
+    .kernel(layer_norm_kernel)
+    .gradient(layer_norm_gradient);
 
 KILN_REGISTER_OP(LpNormalization)
     .doc("x / ||x||_p along `axis` (p = 1 or 2); a zero vector stays zero.")

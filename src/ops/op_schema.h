@@ -105,9 +105,9 @@ struct KernelContext {
   Tensor& output(int i) { return outputs[static_cast<size_t>(i)]; }
 };
 
-// Filled in by the autograd layer: the gradient rule of an op, as a function of its inputs,
-// outputs and output gradients. Declared here so an op's definition stays in one place.
-struct GradientContext;
+// The gradient rule of an op, as a function of its inputs, outputs and output gradients, built
+// from calls of other ops (gradient.h). Declared here so an op's definition stays in one place.
+class GradientContext;
 using GradientFn = std::function<void(GradientContext&)>;
 
 using InferFn = std::function<std::vector<TensorInfo>(InferContext&)>;

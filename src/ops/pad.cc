@@ -1,5 +1,6 @@
 // Padding: Pad, in modes constant, reflect, edge and wrap (as numpy.pad). Negative pads crop; the
 // non-constant modes then reflect, repeat or wrap the cropped data.
+#include "gradient.h"
 #include "infer_util.h"
 #include "shape_ops_util.h"
 
@@ -182,6 +183,32 @@ void pad_kernel(KernelContext& ctx) {
   });
 }
 
+// Constant padding: the input's gradient is the part of the output gradient over the input,
+// Slice(g, begin pads, begin pads + input extents); the pad value gets the rest. Cropping
+// (negative pads) and the reflect/edge/wrap modes have no rule yet.
+void pad_gradient(GradientContext& ctx) {
+  KILN_CHECK(pad_mode(ctx.attrs().get_string("mode")) == PadMode::kConstant, ErrorCode::kUnsupported,
+             "mode '", ctx.attrs().get_string("mode"), "' has no gradient rule (only 'constant' does)");
+  const GradValue g = ctx.output_grad(0);
+  const AttrMap to_int64{{"to", static_cast<int64_t>(dtype_to_onnx(DType::kInt64))}};
+  const int64_t count = ctx.input_info(1).shape[0] / 2;
+  const GradValue pads = ctx.op1("Cast", {ctx.input(1)}, to_int64);
+  const GradValue starts = ctx.op1("Slice", {pads, ctx.ints({0}), ctx.ints({count})});
+  GradValue extents = ctx.op1("Shape", {ctx.input(0)});
+  GradValue axes;
+  if (ctx.has_input(3)) {
+    axes = ctx.op1("Cast", {ctx.input(3)}, to_int64);
+    extents = ctx.op1("Gather", {extents, axes});
+  }
+  const GradValue dx = ctx.op1("Slice", {g, starts, ctx.add(starts, extents), axes});
+  if (ctx.needs_input_grad(0)) ctx.set_input_grad(0, dx);
+  if (ctx.needs_input_grad(2)) {
+    const GradValue rest =
+        ctx.sub(ctx.op1("ReduceSum", {g}, {{"keepdims", 0}}), ctx.op1("ReduceSum", {dx}, {{"keepdims", 0}}));
+    ctx.set_input_grad(2, ctx.op1("Reshape", {rest, ctx.shape_of_input(2)}));
+  }
+}
+
 KILN_REGISTER_OP(Pad)
     .doc(
         "Pads (or, with negative amounts, crops) each axis: pads = [x1_begin, x2_begin, ..., "
@@ -194,7 +221,8 @@ KILN_REGISTER_OP(Pad)
     .output("output")
     .attr("mode", AttrType::kString, "constant", validate_mode)
     .infer(infer_pad)
-    .kernel(pad_kernel);
+    .kernel(pad_kernel)
+    .gradient(pad_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

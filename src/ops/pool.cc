@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/thread_pool.h"
+#include "gradient.h"
 #include "infer_util.h"
 #include "pool_util.h"
 
@@ -308,6 +309,118 @@ void global_pool_kernel(KernelContext& ctx) {
   });
 }
 
+// The gradient ops walk the same windows as the forward ops. Each (n, c) plane's windows only
+// touch that plane of dX, so planes are summed into concurrently.
+// MaxPoolGrad: each window's dY goes to its (first) maximum.
+template <class T>
+struct MaxGradReducer {
+  using C = compute_t<T>;
+  const T* dy;
+  double* dx;
+  const Geometry* g;
+  MaxReducer<T> max{nullptr, nullptr, nullptr, false};
+
+  void reset() { max.reset(); }
+  void add(C v, int64_t off) { max.add(v, off); }
+  void store(int64_t plane, int64_t out, int64_t, int64_t) {
+    if (max.best_off >= 0)
+      dx[plane * g->in_plane + max.best_off] += static_cast<double>(static_cast<C>(dy[out]));
+  }
+};
+
+// AveragePoolGrad: each window's dY is shared out over the taps its mean divided by.
+template <class T>
+struct AverageGradReducer {
+  const T* dy;
+  double* dx;
+  const Geometry* g;
+  bool count_include_pad;
+  std::vector<int64_t> taps;
+
+  void reset() { taps.clear(); }
+  void add(compute_t<T>, int64_t off) { taps.push_back(off); }
+  void store(int64_t plane, int64_t out, int64_t valid, int64_t padded) {
+    const double share = static_cast<double>(static_cast<compute_t<T>>(dy[out])) /
+                         static_cast<double>(count_include_pad ? padded : valid);
+    for (int64_t off : taps) dx[plane * g->in_plane + off] += share;
+  }
+};
+
+// Runs a gradient reducer over the windows of X (input 1), the result accumulated in double.
+template <class Make>
+void run_pool_grad(KernelContext& ctx, Make make) {
+  const Tensor& x = ctx.input(1);
+  Tensor& dx = ctx.output(0);
+  const Geometry g = make_geometry(pool_window(ctx.attrs, x.shape(), "input 1 (X)"));
+  const int64_t planes = x.shape()[0] * x.shape()[1];
+  std::vector<double> sums(static_cast<size_t>(dx.numel()), 0.0);
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<compute_t<T>>) {
+      pool_planes<T>(g, planes, x.data<T>(), make(tag, g, ctx.input(0).data<T>(), sums.data()));
+      T* out = dx.data<T>();
+      for (size_t i = 0; i < sums.size(); ++i) out[i] = convert_value<T>(sums[i]);
+    }
+  });
+}
+
+void max_pool_grad_kernel(KernelContext& ctx) {
+  run_pool_grad(ctx, [](auto tag, const Geometry& g, const auto* dy, double* dx) {
+    using T = typename decltype(tag)::type;
+    return MaxGradReducer<T>{dy, dx, &g};
+  });
+}
+
+void average_pool_grad_kernel(KernelContext& ctx) {
+  const bool count_include_pad = ctx.attrs.get_int("count_include_pad") == 1;
+  run_pool_grad(ctx, [count_include_pad](auto tag, const Geometry& g, const auto* dy, double* dx) {
+    using T = typename decltype(tag)::type;
+    return AverageGradReducer<T>{dy, dx, &g, count_include_pad, {}};
+  });
+}
+
+// dX of shape X (input 1), in dY's dtype.
+std::vector<TensorInfo> infer_pool_grad(InferContext& ctx) {
+  require_dtype(ctx, 0, kFloatDTypes);
+  require_same_dtype(ctx, 0, 1);
+  return {TensorInfo{ctx.dtype(0), ctx.shape(1)}};
+}
+
+// The forward op's attributes (ceil_mode, pads, ...) travel to its gradient op unchanged;
+// storage_order only orders MaxPool's Indices, which MaxPoolGrad does not produce.
+AttrMap pool_window_attrs(const GradientContext& ctx) {
+  AttrMap attrs = ctx.attrs().values();
+  attrs.erase("storage_order");
+  return attrs;
+}
+
+void max_pool_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0, ctx.op1("MaxPoolGrad", {ctx.output_grad(0), ctx.input(0)}, pool_window_attrs(ctx)));
+}
+
+void average_pool_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0,
+                     ctx.op1("AveragePoolGrad", {ctx.output_grad(0), ctx.input(0)}, pool_window_attrs(ctx)));
+}
+
+// The mean of each plane: dY / (elements per plane), broadcast over the plane.
+void global_average_pool_gradient(GradientContext& ctx) {
+  const Shape& x = ctx.input_info(0).shape;
+  int64_t plane = 1;
+  for (int a = 2; a < x.ndim(); ++a) plane = (plane < 0 || x[a] < 0) ? -1 : plane * x[a];
+  const DType dtype = ctx.input_info(0).dtype;
+  GradValue count;
+  if (plane >= 0) {
+    count = ctx.scalar(static_cast<double>(plane), dtype);
+  } else {
+    const GradValue spatial = ctx.op1("Shape", {ctx.input(0)}, {{"start", 2}});
+    count = ctx.op1("Cast", {ctx.op1("ReduceProd", {spatial}, {{"keepdims", 0}})},
+                    {{"to", static_cast<int64_t>(dtype_to_onnx(dtype))}});
+  }
+  const GradValue spread = ctx.op1("Expand", {ctx.output_grad(0), ctx.shape_of_input(0)});
+  ctx.set_input_grad(0, ctx.div(spread, count));
+}
+
 void validate_positive(const AttrValue& value, const std::string& what) {
   const int64_t v = std::get<int64_t>(value.variant());
   KILN_CHECK(v >= 1, ErrorCode::kInvalidArgument, what, ": expected a value >= 1, got ", v);
@@ -331,7 +444,8 @@ KILN_REGISTER_OP(MaxPool)
       require_dtype(ctx, 0, kMaxPoolDTypes);
       return infer_window_pool(ctx, 2);
     })
-    .kernel(max_pool_kernel);
+    .kernel(max_pool_kernel)
+    .gradient(max_pool_gradient);
 
 KILN_REGISTER_OP(AveragePool)
     .doc(
@@ -350,7 +464,8 @@ KILN_REGISTER_OP(AveragePool)
       require_dtype(ctx, 0, kFloatDTypes);
       return infer_window_pool(ctx, 1);
     })
-    .kernel(average_pool_kernel);
+    .kernel(average_pool_kernel)
+    .gradient(average_pool_gradient);
 
 KILN_REGISTER_OP(LpPool)
     .doc("p-norm (sum |x|^p)^(1/p) over sliding windows of the spatial axes.")
@@ -374,7 +489,8 @@ KILN_REGISTER_OP(GlobalAveragePool)
     .input("X")
     .output("Y")
     .infer(infer_global_pool)
-    .kernel(global_pool_kernel<false>);
+    .kernel(global_pool_kernel<false>)
+    .gradient(global_average_pool_gradient);
 
 KILN_REGISTER_OP(GlobalMaxPool)
     .doc("Maximum over all spatial axes: (N, C, D1, ...) -> (N, C, 1, ...); NaN wins.")
@@ -382,6 +498,35 @@ KILN_REGISTER_OP(GlobalMaxPool)
     .output("Y")
     .infer(infer_global_pool)
     .kernel(global_pool_kernel<true>);
+
+KILN_REGISTER_OP(MaxPoolGrad)
+    .doc("Kiln: the gradient of MaxPool (same attributes): dY of each window added at its maximum in X.")
+    .input("dY")
+    .input("X")
+    .output("dX")
+    .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
+    .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
+    .optional_attr("dilations", AttrType::kInts)
+    .required_attr("kernel_shape", AttrType::kInts)
+    .optional_attr("pads", AttrType::kInts)
+    .optional_attr("strides", AttrType::kInts)
+    .infer(infer_pool_grad)
+    .kernel(max_pool_grad_kernel);
+
+KILN_REGISTER_OP(AveragePoolGrad)
+    .doc("Kiln: the gradient of AveragePool (same attributes): dY of each window shared over its taps.")
+    .input("dY")
+    .input("X")
+    .output("dX")
+    .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
+    .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
+    .attr("count_include_pad", AttrType::kInt, 0, validate_flag)
+    .optional_attr("dilations", AttrType::kInts)
+    .required_attr("kernel_shape", AttrType::kInts)
+    .optional_attr("pads", AttrType::kInts)
+    .optional_attr("strides", AttrType::kInts)
+    .infer(infer_pool_grad)
+    .kernel(average_pool_grad_kernel);
 
 }  // namespace
 }  // namespace kiln::ops

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "gradient.h"
 #include "infer_util.h"
 #include "reduce_util.h"
 
@@ -395,6 +396,88 @@ void reduce_kernel(KernelContext& ctx) {
   });
 }
 
+// Gradient rules. The output and its gradient are first put back into the keepdims=1 layout
+// (Unsqueeze at the reduced axes), where they broadcast against the input.
+struct ReduceGrad {
+  GradientContext& ctx;
+  GradValue x, g, y;  // g and y in the keepdims layout
+
+  explicit ReduceGrad(GradientContext& context) : ctx(context), x(context.input(0)) {
+    g = kept(context.output_grad(0));
+    y = kept(context.output(0));
+  }
+  GradValue kept(GradValue v) {
+    if (keepdims_of(ctx.attrs()) || !ctx.has_input(1)) return v;  // all axes reduced: v is a scalar
+    return ctx.op1("Unsqueeze", {v, ctx.input(1)});
+  }
+  GradValue c(double v) { return ctx.scalar(v, ctx.input_info(0).dtype); }
+  // dx = g * d(reduced)/dx, the broadcast giving dx the input's shape.
+  void set(GradValue derivative) { ctx.set_input_grad(0, ctx.mul(g, derivative)); }
+  GradValue expanded_g() { return ctx.op1("Expand", {g, ctx.shape_of_input(0)}); }
+  // The number of input elements behind each output element.
+  GradValue group_size() {
+    const DType dtype = ctx.input_info(0).dtype;
+    const Shape& in = ctx.input_info(0).shape;
+    const Shape& out = ctx.output_info(0).shape;
+    if (in.is_known() && out.is_known())
+      return c(out.numel() == 0 ? 0.0 : static_cast<double>(in.numel()) / static_cast<double>(out.numel()));
+    const AttrMap to{{"to", static_cast<int64_t>(dtype_to_onnx(dtype))}};
+    return ctx.div(ctx.op1("Cast", {ctx.op1("Size", {x})}, to),
+                   ctx.op1("Cast", {ctx.op1("Size", {ctx.output(0)})}, to));
+  }
+};
+
+void reduce_sum_gradient(GradientContext& ctx) {
+  ReduceGrad r(ctx);
+  ctx.set_input_grad(0, r.expanded_g());
+}
+
+void reduce_mean_gradient(GradientContext& ctx) {
+  ReduceGrad r(ctx);
+  ctx.set_input_grad(0, ctx.div(r.expanded_g(), r.group_size()));
+}
+
+// The gradient goes to the elements equal to the extreme (to each of them on a tie).
+void reduce_extreme_gradient(GradientContext& ctx) {
+  ReduceGrad r(ctx);
+  const GradValue chosen = ctx.op1("Equal", {r.x, r.y});
+  ctx.set_input_grad(0, ctx.op1("Where", {chosen, r.expanded_g(), r.c(0)}));
+}
+
+// d(prod x) / dx_i = prod / x_i (undefined where x_i = 0).
+void reduce_prod_gradient(GradientContext& ctx) {
+  ReduceGrad r(ctx);
+  r.set(ctx.div(r.y, r.x));
+}
+
+void reduce_l1_gradient(GradientContext& ctx) {
+  ReduceGrad r(ctx);
+  r.set(ctx.op1("Sign", {r.x}));
+}
+
+void reduce_l2_gradient(GradientContext& ctx) {
+  ReduceGrad r(ctx);
+  r.set(ctx.div(r.x, r.y));
+}
+
+// y = log(sum x): dy/dx = 1 / sum x = e^-y.
+void reduce_log_sum_gradient(GradientContext& ctx) {
+  ReduceGrad r(ctx);
+  const GradValue scaled = ctx.mul(r.g, ctx.op1("Exp", {ctx.neg(r.y)}));  // nothing here has X's shape yet
+  ctx.set_input_grad(0, ctx.op1("Expand", {scaled, ctx.shape_of_input(0)}));
+}
+
+// y = log(sum e^x): dy/dx = e^(x - y), the softmax over the reduced axes.
+void reduce_log_sum_exp_gradient(GradientContext& ctx) {
+  ReduceGrad r(ctx);
+  r.set(ctx.op1("Exp", {ctx.sub(r.x, r.y)}));
+}
+
+void reduce_sum_square_gradient(GradientContext& ctx) {
+  ReduceGrad r(ctx);
+  r.set(ctx.mul(r.c(2), r.x));
+}
+
 KILN_REGISTER_OP(ReduceSum)
     .doc("Sum over `axes` (all when absent or empty). Integer sums wrap around in the input type.")
     .input("data")
@@ -403,7 +486,8 @@ KILN_REGISTER_OP(ReduceSum)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
-    .kernel(reduce_kernel<Sum, kNumericDTypes>);
+    .kernel(reduce_kernel<Sum, kNumericDTypes>)
+    .gradient(reduce_sum_gradient);
 
 KILN_REGISTER_OP(ReduceMean)
     .doc("Mean over `axes` (all when absent or empty); an integer mean truncates toward zero.")
@@ -413,7 +497,8 @@ KILN_REGISTER_OP(ReduceMean)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
-    .kernel(reduce_kernel<Mean, kNumericDTypes>);
+    .kernel(reduce_kernel<Mean, kNumericDTypes>)
+    .gradient(reduce_mean_gradient);
 
 KILN_REGISTER_OP(ReduceMax)
     .doc("Maximum over `axes` (all when absent or empty); NaN propagates.")
@@ -423,7 +508,8 @@ KILN_REGISTER_OP(ReduceMax)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kAllDTypes>)
-    .kernel(reduce_kernel<Max, kAllDTypes>);
+    .kernel(reduce_kernel<Max, kAllDTypes>)
+    .gradient(reduce_extreme_gradient);
 
 KILN_REGISTER_OP(ReduceMin)
     .doc("Minimum over `axes` (all when absent or empty); NaN propagates.")
@@ -433,7 +519,8 @@ KILN_REGISTER_OP(ReduceMin)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kAllDTypes>)
-    .kernel(reduce_kernel<Min, kAllDTypes>);
+    .kernel(reduce_kernel<Min, kAllDTypes>)
+    .gradient(reduce_extreme_gradient);
 
 KILN_REGISTER_OP(ReduceProd)
     .doc("Product over `axes` (all when absent or empty). Integer products wrap around.")
@@ -443,7 +530,8 @@ KILN_REGISTER_OP(ReduceProd)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
-    .kernel(reduce_kernel<Prod, kNumericDTypes>);
+    .kernel(reduce_kernel<Prod, kNumericDTypes>)
+    .gradient(reduce_prod_gradient);
 
 KILN_REGISTER_OP(ReduceL1)
     .doc("Sum of |x| over `axes` (all when absent or empty).")
@@ -453,7 +541,8 @@ KILN_REGISTER_OP(ReduceL1)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
-    .kernel(reduce_kernel<L1, kNumericDTypes>);
+    .kernel(reduce_kernel<L1, kNumericDTypes>)
+    .gradient(reduce_l1_gradient);
 
 KILN_REGISTER_OP(ReduceL2)
     .doc("sqrt(sum of x^2) over `axes` (all when absent or empty); integers truncate.")
@@ -463,7 +552,8 @@ KILN_REGISTER_OP(ReduceL2)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
-    .kernel(reduce_kernel<L2, kNumericDTypes>);
+    .kernel(reduce_kernel<L2, kNumericDTypes>)
+    .gradient(reduce_l2_gradient);
 
 KILN_REGISTER_OP(ReduceLogSum)
     .doc("log(sum of x) over `axes` (all when absent or empty).")
@@ -473,7 +563,8 @@ KILN_REGISTER_OP(ReduceLogSum)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kFloatDTypes>)
-    .kernel(reduce_kernel<LogSum, kFloatDTypes>);
+    .kernel(reduce_kernel<LogSum, kFloatDTypes>)
+    .gradient(reduce_log_sum_gradient);
 
 KILN_REGISTER_OP(ReduceLogSumExp)
     .doc("log(sum of exp(x)) over `axes` (all when absent or empty), computed without overflow.")
@@ -483,7 +574,8 @@ KILN_REGISTER_OP(ReduceLogSumExp)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kFloatDTypes>)
-    .kernel(reduce_kernel<LogSumExp, kFloatDTypes>);
+    .kernel(reduce_kernel<LogSumExp, kFloatDTypes>)
+    .gradient(reduce_log_sum_exp_gradient);
 
 KILN_REGISTER_OP(ReduceSumSquare)
     .doc("Sum of x^2 over `axes` (all when absent or empty). Integer sums wrap around.")
@@ -493,7 +585,8 @@ KILN_REGISTER_OP(ReduceSumSquare)
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
     .infer(infer_reduce<kNumericDTypes>)
-    .kernel(reduce_kernel<SumSquare, kNumericDTypes>);
+    .kernel(reduce_kernel<SumSquare, kNumericDTypes>)
+    .gradient(reduce_sum_square_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

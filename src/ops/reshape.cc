@@ -2,6 +2,7 @@
 // Their kernels are one contiguous byte copy; all the work is in shape inference.
 #include <sstream>
 
+#include "gradient.h"
 #include "infer_util.h"
 #include "shape_ops_util.h"
 
@@ -88,6 +89,11 @@ std::vector<TensorInfo> infer_reshape(InferContext& ctx) {
   return {TensorInfo{ctx.dtype(0), Shape(dims)}};
 }
 
+// Reshape, Flatten, Squeeze and Unsqueeze only relabel the elements: the gradient is reshaped back.
+void reshape_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0, ctx.op1("Reshape", {ctx.output_grad(0), ctx.shape_of_input(0)}));
+}
+
 KILN_REGISTER_OP(Reshape)
     .doc(
         "The data with a new shape of the same element count. In `shape`, -1 (at most one) is "
@@ -97,7 +103,8 @@ KILN_REGISTER_OP(Reshape)
     .output("reshaped")
     .attr("allowzero", AttrType::kInt, 0)
     .infer(infer_reshape)
-    .kernel(copy_kernel);
+    .kernel(copy_kernel)
+    .gradient(reshape_gradient);
 
 std::vector<TensorInfo> infer_flatten(InferContext& ctx) {
   const Shape& in = ctx.shape(0);
@@ -117,7 +124,8 @@ KILN_REGISTER_OP(Flatten)
     .output("output")
     .attr("axis", AttrType::kInt, 1)
     .infer(infer_flatten)
-    .kernel(copy_kernel);
+    .kernel(copy_kernel)
+    .gradient(reshape_gradient);
 
 std::vector<TensorInfo> infer_squeeze(InferContext& ctx) {
   const Shape& in = ctx.shape(0);
@@ -151,7 +159,8 @@ KILN_REGISTER_OP(Squeeze)
     .shape_input("axes", Arity::kOptional)
     .output("squeezed")
     .infer(infer_squeeze)
-    .kernel(copy_kernel);
+    .kernel(copy_kernel)
+    .gradient(reshape_gradient);
 
 std::vector<TensorInfo> infer_unsqueeze(InferContext& ctx) {
   require_dtype(ctx, 1, kIndexDTypes);
@@ -172,7 +181,8 @@ KILN_REGISTER_OP(Unsqueeze)
     .shape_input("axes")
     .output("expanded")
     .infer(infer_unsqueeze)
-    .kernel(copy_kernel);
+    .kernel(copy_kernel)
+    .gradient(reshape_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

@@ -3,6 +3,7 @@
 // values select up to the edge rather than failing.
 #include <algorithm>
 
+#include "gradient.h"
 #include "infer_util.h"
 #include "shape_ops_util.h"
 
@@ -105,6 +106,30 @@ void slice_kernel(KernelContext& ctx) {
   copy_view_to(out, in, src_strides, offset);
 }
 
+// SliceGrad: zeros of `like`'s shape with dY written where Slice read its output from.
+void slice_grad_kernel(KernelContext& ctx) {
+  const Tensor& dy = ctx.input(0);
+  Tensor& dx = ctx.output(0);
+  dx.copy_from(Tensor::zeros(dx.shape(), dx.dtype()));
+  if (dy.numel() == 0) return;
+  std::vector<const Tensor*> args;
+  for (int i = 2; i < 6; ++i) args.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
+  const auto plan = slice_plan(dx.shape(), args, {"starts", "ends", "axes", "steps"});
+  const auto strides = contiguous_strides(dx.shape());
+  std::vector<int64_t> view_strides;
+  int64_t offset = 0;
+  for (size_t a = 0; a < plan.size(); ++a) {
+    view_strides.push_back(strides[a] * plan[a].step);
+    offset += plan[a].start * strides[a];
+  }
+  dx.as_strided(dy.shape(), view_strides, offset).copy_from(dy);
+}
+
+void slice_gradient(GradientContext& ctx) {
+  ctx.set_input_grad(0, ctx.op1("SliceGrad", {ctx.output_grad(0), ctx.input(0), ctx.input(1), ctx.input(2),
+                                              ctx.input(3), ctx.input(4)}));
+}
+
 KILN_REGISTER_OP(Slice)
     .doc(
         "data[starts:ends:steps] along `axes` (all leading axes when absent). Negative starts and "
@@ -116,7 +141,24 @@ KILN_REGISTER_OP(Slice)
     .shape_input("steps", Arity::kOptional)
     .output("output")
     .infer(infer_slice)
-    .kernel(slice_kernel);
+    .kernel(slice_kernel)
+    .gradient(slice_gradient);
+
+KILN_REGISTER_OP(SliceGrad)
+    .doc(
+        "Kiln: the gradient of Slice. Zeros of the shape of `like` (Slice's data) with dY written into "
+        "the elements Slice(like, starts, ends, axes, steps) reads.")
+    .input("dY")
+    .input("like")
+    .input("starts")
+    .input("ends")
+    .input("axes", Arity::kOptional)
+    .input("steps", Arity::kOptional)
+    .output("dX")
+    .infer([](InferContext& ctx) {
+      return std::vector<TensorInfo>{{ctx.dtype(0), ctx.shape(1)}};
+    })
+    .kernel(slice_grad_kernel);
 
 }  // namespace
 }  // namespace kiln::ops

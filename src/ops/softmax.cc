@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "core/thread_pool.h"
+#include "gradient.h"
 #include "infer_util.h"
 
 namespace kiln::ops {
@@ -133,13 +134,32 @@ void hardmax_kernel(KernelContext& ctx) {
   });
 }
 
+// Gradient rules, with s = sum along the axis (kept): softmax dx = y * (g - s(g * y)); log-softmax
+// dx = g - e^y * s(g). Hardmax is piecewise constant: zero gradient.
+GradValue sum_along_axis(GradientContext& ctx, GradValue v) {
+  return ctx.op1("ReduceSum", {v, ctx.ints({ctx.attrs().get_int("axis")})}, {{"keepdims", 1}});
+}
+
+void softmax_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0), y = ctx.output(0);
+  ctx.set_input_grad(0, ctx.mul(y, ctx.sub(g, sum_along_axis(ctx, ctx.mul(g, y)))));
+}
+
+void log_softmax_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  ctx.set_input_grad(0, ctx.sub(g, ctx.mul(ctx.op1("Exp", {ctx.output(0)}), sum_along_axis(ctx, g))));
+}
+
+void hardmax_gradient(GradientContext&) {}
+
 KILN_REGISTER_OP(Softmax)
     .doc("exp(x - max) / sum(exp(x - max)) along `axis` (default -1).")
     .input("input")
     .output("output")
     .attr("axis", AttrType::kInt, -1)
     .infer(infer_softmax)
-    .kernel(softmax_kernel<false>);
+    .kernel(softmax_kernel<false>)
+    .gradient(softmax_gradient);
 
 KILN_REGISTER_OP(LogSoftmax)
     .doc("x - max - log(sum(exp(x - max))) along `axis` (default -1).")
@@ -147,7 +167,8 @@ KILN_REGISTER_OP(LogSoftmax)
     .output("output")
     .attr("axis", AttrType::kInt, -1)
     .infer(infer_softmax)
-    .kernel(softmax_kernel<true>);
+    .kernel(softmax_kernel<true>)
+    .gradient(log_softmax_gradient);
 
 KILN_REGISTER_OP(Hardmax)
     .doc("1 at the first maximum along `axis` (default -1), 0 elsewhere.")
@@ -155,7 +176,8 @@ KILN_REGISTER_OP(Hardmax)
     .output("output")
     .attr("axis", AttrType::kInt, -1)
     .infer(infer_softmax)
-    .kernel(hardmax_kernel);
+    .kernel(hardmax_kernel)
+    .gradient(hardmax_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

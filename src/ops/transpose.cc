@@ -2,6 +2,7 @@
 // the input's dense axis moves away from the innermost position (see copy_strided).
 #include <numeric>
 
+#include "gradient.h"
 #include "infer_util.h"
 #include "shape_ops_util.h"
 
@@ -47,13 +48,23 @@ void transpose_kernel(KernelContext& ctx) {
   copy_view_to(out, in, src_strides);
 }
 
+// The gradient is transposed back by the inverse permutation.
+void transpose_gradient(GradientContext& ctx) {
+  const int rank = ctx.input_info(0).shape.ndim();
+  const auto perm = transpose_perm(ctx.attrs(), rank, "data");
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  ctx.set_input_grad(0, ctx.op1("Transpose", {ctx.output_grad(0)}, {{"perm", inverse}}));
+}
+
 KILN_REGISTER_OP(Transpose)
     .doc("Permutes the axes: output axis i is input axis perm[i] (reversed axes when perm is absent).")
     .input("data")
     .output("transposed")
     .optional_attr("perm", AttrType::kInts)
     .infer(infer_transpose)
-    .kernel(transpose_kernel);
+    .kernel(transpose_kernel)
+    .gradient(transpose_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

@@ -1,0 +1,177 @@
+// backward(): walks the recorded graph from the heads in reverse topological order, runs each
+// op's gradient rule on the gradients of its outputs, sums the gradients reaching each value,
+// and writes the variables' gradient buffers.
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autograd/imperative_gradient.h"
+#include "autograd/tape.h"
+#include "kiln/autograd.hpp"
+
+namespace kiln::autograd {
+
+namespace {
+
+std::string describe_head(size_t i, const NDArray& a) {
+  return "head " + std::to_string(i) + " (an NDArray of shape " + a.shape().to_string() + " " +
+         dtype_name(a.dtype()) + ")";
+}
+
+// The nodes reachable from `roots` through inputs that need gradients, each after all of its
+// consumers (reverse topological order). Owning pointers: freeing the saved values drops the
+// entries that keep upstream nodes alive.
+std::vector<std::shared_ptr<TapeNode>> nodes_from_heads(const std::vector<std::shared_ptr<TapeNode>>& roots) {
+  std::vector<std::shared_ptr<TapeNode>> post_order;
+  std::unordered_set<TapeNode*> seen;
+  // Iterative depth-first search: (node, next input to visit).
+  std::vector<std::pair<std::shared_ptr<TapeNode>, size_t>> stack;
+  for (const auto& root : roots) {
+    if (!seen.insert(root.get()).second) continue;
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->input_entries.size()) {
+        const auto& entry = node->input_entries[next++];
+        if (entry != nullptr && entry->node->requires_grad && seen.insert(entry->node.get()).second)
+          stack.emplace_back(entry->node, 0);
+        continue;
+      }
+      post_order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return {post_order.rbegin(), post_order.rend()};
+}
+
+void check_not_freed(const TapeNode& node) {
+  KILN_CHECK(!node.freed, ErrorCode::kInvalidArgument, "autograd::backward: the recorded ",
+             node.schema->name(),
+             " call was freed by an earlier backward(); pass retain_graph=true to the first backward() to "
+             "run backward over the same graph again");
+}
+
+class GradientSums {
+ public:
+  void add(TapeNode* node, int output, const NDArray& grad) {
+    check_not_freed(*node);
+    auto& slots = sums_[node];
+    if (slots.empty()) slots.resize(node->is_variable() ? 1 : node->outputs.size());
+    NDArray& slot = slots.at(static_cast<size_t>(output));
+    slot = slot.defined() ? nd::add(slot, grad) : grad;
+  }
+  // One entry per output of `node`, undefined where nothing flows; empty when nothing does.
+  const std::vector<NDArray>& of(TapeNode* node) const {
+    static const std::vector<NDArray> kNone;
+    auto it = sums_.find(node);
+    return it == sums_.end() ? kNone : it->second;
+  }
+
+ private:
+  std::unordered_map<TapeNode*, std::vector<NDArray>> sums_;
+};
+
+void check_gradient(const TapeNode& node, size_t i, const NDArray& grad) {
+  const NDArray& in = node.inputs[i];
+  KILN_CHECK(grad.shape() == in.shape() && grad.dtype() == in.dtype(), ErrorCode::kInternal,
+             "autograd::backward: the gradient rule of ", node.schema->name(), " gave input ", i, " (",
+             node.schema->input_name(static_cast<int>(i)), ") a gradient of shape ", grad.shape(), " ",
+             dtype_name(grad.dtype()), ", expected the input's shape ", in.shape(), " ",
+             dtype_name(in.dtype()));
+}
+
+void run_rule(TapeNode& node, const std::vector<NDArray>& output_grads, GradientSums& sums) {
+  const std::string& op = node.schema->name();
+  KILN_CHECK(node.schema->has_gradient(), ErrorCode::kUnsupported, "autograd::backward: op ", op,
+             " has no gradient rule, so gradients cannot flow through it (it was recorded with ",
+             node.inputs.size(), " inputs; compute it outside autograd::record() if it needs no gradient)");
+  ImperativeGradientContext ctx(node, output_grads);
+  try {
+    node.schema->gradient_fn()(ctx);
+  } catch (const Error& e) {
+    throw Error(e.code(), "autograd::backward: the gradient rule of " + op + ": " + e.what());
+  }
+  const auto& grads = ctx.input_grads();
+  for (size_t i = 0; i < node.input_entries.size(); ++i) {
+    const auto& entry = node.input_entries[i];
+    if (entry == nullptr || !grads[i].defined()) continue;  // an input the rule leaves at zero
+    const NDArray& g = ctx.value(grads[i]);
+    check_gradient(node, i, g);
+    sums.add(entry->node.get(), entry->output, g);
+  }
+}
+
+void write_variable(TapeNode& node, const NDArray& g) {
+  switch (node.grad_req) {
+    case GradReq::kWrite:
+      nd::invoke_into("Identity", {g}, {node.grad});
+      break;
+    case GradReq::kAdd:
+      node.grad += g;
+      break;
+    case GradReq::kNull:
+      break;
+  }
+}
+
+void clear_variable(TapeNode& node) {
+  const NDArray& g = node.grad;
+  nd::invoke_into("Identity", {nd::zeros(g.shape(), g.dtype(), g.device())}, {g});
+}
+
+void free_saved_values(const std::vector<std::shared_ptr<TapeNode>>& nodes) {
+  for (const auto& node : nodes) {
+    if (node->is_variable()) continue;
+    node->inputs.clear();
+    node->outputs.clear();
+    node->input_entries.clear();
+    node->freed = true;
+  }
+}
+
+}  // namespace
+
+void backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads, bool retain_graph) {
+  KILN_CHECK(head_grads.empty() || head_grads.size() == heads.size(), ErrorCode::kInvalidArgument,
+             "autograd::backward: ", head_grads.size(), " head gradients for ", heads.size(),
+             " heads; pass none or one per head");
+  auto paused = pause(is_training());  // the gradient computation itself is not recorded
+  GradientSums sums;
+  std::vector<std::shared_ptr<TapeNode>> roots;
+  for (size_t i = 0; i < heads.size(); ++i) {
+    const NDArray& head = heads[i];
+    KILN_CHECK(head.defined(), ErrorCode::kInvalidArgument, "autograd::backward: head ", i, " is undefined");
+    const auto& entry = head.autograd_entry();
+    KILN_CHECK(entry != nullptr && entry->node->requires_grad, ErrorCode::kInvalidArgument,
+               "autograd::backward: ", describe_head(i, head),
+               " was not computed while recording from an array that needs a gradient; compute it inside "
+               "autograd::record() from arrays marked with attach_grad()");
+    NDArray seed = i < head_grads.size() ? head_grads[i] : NDArray();
+    if (seed.defined()) {
+      KILN_CHECK(seed.shape() == head.shape() && seed.dtype() == head.dtype(), ErrorCode::kShapeMismatch,
+                 "autograd::backward: head gradient ", i, " has shape ", seed.shape(), " ",
+                 dtype_name(seed.dtype()), ", expected the shape and dtype of ", describe_head(i, head));
+    } else {
+      seed = nd::ones(head.shape(), head.dtype(), head.device());
+    }
+    sums.add(entry->node.get(), entry->output, seed);
+    roots.push_back(entry->node);
+  }
+  const std::vector<std::shared_ptr<TapeNode>> order = nodes_from_heads(roots);
+  for (const auto& node : order) {
+    const std::vector<NDArray>& grads = sums.of(node.get());
+    if (grads.empty()) {
+      // A variable the heads depend on only through zero gradients (Floor, Sign, ...).
+      if (node->is_variable() && node->grad_req == GradReq::kWrite) clear_variable(*node);
+      continue;
+    }
+    if (node->is_variable()) {
+      write_variable(*node, grads[0]);
+    } else {
+      run_rule(*node, grads, sums);
+    }
+  }
+  if (!retain_graph) free_saved_values(order);
+}
+
+}  // namespace kiln::autograd
