@@ -58,7 +58,8 @@ PassManager PassManager::for_level(OptLevel level, PassManagerOptions options) {
   if (level == OptLevel::kAll)
     pm.add(common_subexpression_elimination_pass())
         .add(reshape_copied_dims_pass())
-        .add(fold_conv_batchnorm_pass());
+        .add(fold_conv_batchnorm_pass())
+        .add(fuse_gelu_pass());
   // Fusion only once the graph is at its fixed point: a fused op hides its parts from the
   // other passes (two Convs that CSE would merge once their BatchNormalizations fold).
   if (level == OptLevel::kAll) pm.add_final(fuse_post_ops_pass());

@@ -6,7 +6,7 @@
 //   none   no passes
 //   basic  identity elimination, constant folding, dead-node elimination (one sweep)
 //   all    basic + common-subexpression elimination + Reshape shapes that copy input dims +
-//          Conv/BatchNormalization folding, swept
+//          Conv/BatchNormalization folding + Gelu recognition, swept
 //          until no pass changes the graph; then post-op fusion (FusedConv, FusedGemm,
 //          FusedMatMul) once
 #pragma once

@@ -44,6 +44,7 @@ struct Predictor::Impl {
   std::vector<int> feed_from;
   mutable runtime::PlanCache plans;  // thread-safe; filled by const predict() calls
   runtime::CompileOptions compile_options;
+  graph::OptLevel level = graph::OptLevel::kNone;
 
   Impl(graph::Graph g, size_t max_cached_plans) : graph(std::move(g)), plans(max_cached_plans) {}
 
@@ -83,7 +84,11 @@ struct Predictor::Impl {
     const auto compile = [&] {
       std::map<std::string, Shape> shapes;
       for (size_t k = 0; k < given.size(); ++k) shapes.emplace(inputs[k].name, given[k].shape());
-      return runtime::compile(runtime::bind_input_shapes(graph, shapes), compile_options);
+      // The passes again, now that every shape is known: exported models often hide shapes
+      // behind free dimensions, which keeps patterns (MatMul + bias) from matching at load.
+      graph::Graph bound = runtime::bind_input_shapes(graph, shapes);
+      graph::PassManager::for_level(level).run(bound);
+      return runtime::compile(bound, compile_options);
     };
     return plans.run(key, compile, feed);
   }
@@ -120,6 +125,7 @@ Predictor::Predictor(graph::Graph graph, const PredictorOptions& options) {
   impl_ = std::make_unique<Impl>(std::move(graph), options.max_cached_plans);
   if (options.kernels == "fast") impl_->compile_options.providers = runtime::registered_kernel_providers();
   impl_->compile_options.precision = runtime::parse_precision(options.precision);
+  impl_->level = level;
   graph::Graph& g = impl_->graph;
   impl_->name = g.name;
   g.verify();

@@ -47,7 +47,7 @@ TEST(PassManager, LevelsParseAndListTheirPasses) {
   EXPECT_EQ(pass_names(PassManager::for_level(OptLevel::kAll)),
             (std::vector<std::string>{"constant_folding", "identity_elimination",
                                       "common_subexpression_elimination", "reshape_copied_dims",
-                                      "fold_conv_batchnorm", "dead_node_elimination"}));
+                                      "fold_conv_batchnorm", "fuse_gelu", "dead_node_elimination"}));
   ASSERT_EQ(PassManager::for_level(OptLevel::kAll).final_passes().size(), 1u);
   EXPECT_EQ(PassManager::for_level(OptLevel::kAll).final_passes()[0].name, "fuse_post_ops");
   EXPECT_GT(PassManager::for_level(OptLevel::kAll).options().max_sweeps, 1);

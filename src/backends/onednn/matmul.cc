@@ -29,22 +29,25 @@ struct Addend {
 
 struct MatmulKernel {
   Prepared<dnnl::matmul> matmul;
-  dnnl::memory::desc a_desc, b_desc, out_desc;
+  Port a;  // as stored, and as the primitive reads it (bf16 or f16 in a low-precision plan)
+  dnnl::memory::desc b_desc, out_desc;
   std::optional<dnnl::memory> prepared_b;
   std::optional<Addend> addend;
 
   void operator()(ops::KernelContext& ctx) const {
     const void* b = prepared_b ? prepared_b->get_data_handle() : ctx.input(1).raw_data();
+    std::shared_ptr<Storage> a_bytes;
+    const void* a_data = read_port(ctx, a, ctx.input(0), a_bytes);
     if (addend) {
       execute(ctx, matmul,
-              {{DNNL_ARG_SRC, a_desc, ctx.input(0).raw_data()},
+              {{DNNL_ARG_SRC, a.used, a_data},
                {DNNL_ARG_WEIGHTS, b_desc, b},
                {DNNL_ARG_ATTR_MULTIPLE_POST_OP(addend->post_op_index) | DNNL_ARG_SRC_1, addend->desc,
                 ctx.input(2).raw_data()},
                {DNNL_ARG_DST, out_desc, ctx.output(0).raw_data()}});
     } else {
       execute(ctx, matmul,
-              {{DNNL_ARG_SRC, a_desc, ctx.input(0).raw_data()},
+              {{DNNL_ARG_SRC, a.used, a_data},
                {DNNL_ARG_WEIGHTS, b_desc, b},
                {DNNL_ARG_DST, out_desc, ctx.output(0).raw_data()}});
     }
@@ -52,17 +55,21 @@ struct MatmulKernel {
 };
 
 // Builds the primitive for descriptors a x b -> out, then the post-ops in `attr`; `b_constant`
-// is prepared once.
+// is prepared once. With a constant weight, a low-precision plan multiplies in `compute`
+// (bf16 or f16; the weight converted once, the activation on each call) and accumulates and
+// writes in float32.
 ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc& b, const Tensor* b_constant,
                           const std::optional<Addend>& addend, const dnnl::memory::desc& out,
-                          const dnnl::primitive_attr& attr) {
+                          const dnnl::primitive_attr& attr, dnnl::memory::data_type compute) {
   auto kernel = std::make_shared<MatmulKernel>();
+  if (b_constant == nullptr) compute = a.get_data_type();
+  const dnnl::memory::desc a_used(a.get_dims(), compute, a.get_strides());
   const dnnl::memory::desc b_choice =
-      b_constant != nullptr ? dnnl::memory::desc(b.get_dims(), b.get_data_type(), tag::any) : b;
-  const dnnl::matmul::primitive_desc pd(cpu_engine(), a, b_choice, out, attr);
+      b_constant != nullptr ? dnnl::memory::desc(b.get_dims(), compute, tag::any) : b;
+  const dnnl::matmul::primitive_desc pd(cpu_engine(), a_used, b_choice, out, attr);
   if (is_generic_impl(pd)) return {};
   kernel->matmul = Prepared<dnnl::matmul>(pd);
-  kernel->a_desc = a;
+  kernel->a = input_port(a, a_used);
   kernel->b_desc = b;
   kernel->out_desc = out;
   kernel->addend = addend;
@@ -85,7 +92,13 @@ dnnl::memory::desc row_major(const dnnl::memory::dims& dims, DType dtype) {
   return plain_desc(Shape(std::vector<int64_t>(dims.begin(), dims.end())), dtype);
 }
 
-ops::KernelFn make_matmul_kernel(const graph::Node& node, const Attrs& attrs) {
+// The element type a node's products are computed in (see make_matmul).
+dnnl::memory::data_type matmul_compute_type(const runtime::KernelQuery& query) {
+  return compute_type(query, input_info(query.node, 0).dtype);
+}
+
+ops::KernelFn make_matmul_kernel(const graph::Node& node, const Attrs& attrs,
+                                 dnnl::memory::data_type compute) {
   const auto& a = input_info(node, 0);
   const auto& b = input_info(node, 1);
   const auto& out = output_info(node, 0);
@@ -106,10 +119,10 @@ ops::KernelFn make_matmul_kernel(const graph::Node& node, const Attrs& attrs) {
   append_activation(post, attrs);
   dnnl::primitive_attr attr = base_attr();
   attr.set_post_ops(post);
-  return make_matmul(a_desc, b_desc, constant_input(node, 1), bias, out_desc, attr);
+  return make_matmul(a_desc, b_desc, constant_input(node, 1), bias, out_desc, attr, compute);
 }
 
-ops::KernelFn make_gemm_kernel(const graph::Node& node, const Attrs& attrs) {
+ops::KernelFn make_gemm_kernel(const graph::Node& node, const Attrs& attrs, dnnl::memory::data_type compute) {
   const auto& a = input_info(node, 0);
   const auto& b = input_info(node, 1);
   const auto& out = output_info(node, 0);
@@ -132,14 +145,22 @@ ops::KernelFn make_gemm_kernel(const graph::Node& node, const Attrs& attrs) {
   dnnl::primitive_attr attr = base_attr();
   attr.set_post_ops(post);
   return make_matmul(matrix_desc(m, k, a.dtype, trans_a), matrix_desc(k, n, b.dtype, trans_b),
-                     constant_input(node, 1), c_addend, plain_desc(out.shape, out.dtype), attr);
+                     constant_input(node, 1), c_addend, plain_desc(out.shape, out.dtype), attr, compute);
+}
+
+// Both take row-major operands only; the query brings the plan's precision.
+template <auto kMaker>
+runtime::KernelChoice make_row_major(const runtime::KernelQuery& query) {
+  for (const runtime::LayoutPtr& layout : query.input_layouts)
+    if (layout != nullptr) return {};
+  return {kMaker(query.node, query.attrs, matmul_compute_type(query)), {}, {}};
 }
 
 }  // namespace
 
-KILN_ONEDNN_KERNEL(MatMul, make_matmul_kernel);
-KILN_ONEDNN_KERNEL(Gemm, make_gemm_kernel);
-KILN_ONEDNN_KERNEL(FusedMatMul, make_matmul_kernel);
-KILN_ONEDNN_KERNEL(FusedGemm, make_gemm_kernel);
+KILN_ONEDNN_LAYOUT_KERNEL(MatMul, make_row_major<make_matmul_kernel>);
+KILN_ONEDNN_LAYOUT_KERNEL(Gemm, make_row_major<make_gemm_kernel>);
+KILN_ONEDNN_LAYOUT_KERNEL(FusedMatMul, make_row_major<make_matmul_kernel>);
+KILN_ONEDNN_LAYOUT_KERNEL(FusedGemm, make_row_major<make_gemm_kernel>);
 
 }  // namespace kiln::onednn

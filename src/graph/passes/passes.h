@@ -42,6 +42,10 @@ Pass common_subexpression_elimination_pass();
 // s = scale / sqrt(var + epsilon) per output channel.
 Pass fold_conv_batchnorm_pass();
 
+// Recognizes Gelu written as its formula, x * (1 + Erf(x / sqrt(2))) * 0.5 (how exporters write
+// it before opset 20), and makes it one Gelu node.
+Pass fuse_gelu_pass();
+
 // Folds what follows a Conv, Gemm or MatMul into one fused op (FusedConv, FusedGemm, FusedMatMul):
 // a residual Add (Conv), a constant per-column bias Add (MatMul) and an activation (Relu,
 // LeakyRelu, Elu, Sigmoid, HardSigmoid, Tanh, Clip with constant bounds, HardSwish, Gelu, and
