@@ -97,5 +97,30 @@ TEST(OnednnLayouts, Bfloat16PlansComputeConvolutionsInBfloat16) {
   expect_close(got, want, 3e-2);
 }
 
+// Two convolutions joined along the channels and convolved again (YOLO's C3 block): the Concat
+// takes and keeps their layout, so nothing goes to row-major until the graph output.
+TEST(OnednnLayouts, ConcatJoinsValuesInOneDnnLayouts) {
+  std::mt19937 rng(9);
+  graph::Graph g;
+  g.name = "c3";
+  Value* x = g.add_input("data", ops::TensorInfo{DType::kFloat32, Shape{1, 16, 12, 12}});
+  const auto conv = [&](Value* in, int64_t in_channels, int64_t out_channels, const std::string& name) {
+    Value* w =
+        g.add_initializer(name + "_w", random_tensor({out_channels, in_channels, 1, 1}, rng, -0.3f, 0.3f));
+    return g.add_node("Conv", {in, w}, {}, name)->outputs[0];
+  };
+  Value* a = conv(x, 16, 16, "a");
+  Value* b = conv(x, 16, 32, "b");
+  Value* joined = g.add_node("Concat", {a, b}, {{"axis", int64_t{1}}}, "join")->outputs[0];
+  g.set_outputs({conv(joined, 48, 16, "c")});
+  g.infer_shapes();
+  const Tensor in = random_tensor({1, 16, 12, 12}, rng);
+  const std::vector<Tensor> want = runtime::Executor(runtime::compile(g)).run({in});
+  const Compiled fast = compile_fast(g, runtime::Precision::kFloat32);
+  for (const runtime::PlanStep& s : fast.plan->steps) EXPECT_EQ(s.provider, "onednn") << s.label;
+  EXPECT_EQ(fast.reorders, 0);
+  expect_close(runtime::Executor(fast.plan).run({in}), want, 1e-5);
+}
+
 }  // namespace
 }  // namespace kiln::onednn
