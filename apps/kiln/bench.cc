@@ -1,12 +1,14 @@
 // kiln bench MODEL [--batch N] [--threads T] [--warmup W] [--iters I] [--json] [--shape ...]
-// [--input NAME=FILE.npy ...]: latency (mean, p50, p90, p99 in ms), throughput and GFLOPS of
-// predict() on fixed inputs (random with a fixed seed unless given).
+// [--input NAME=FILE.npy ...] [--peak-gflops X]: latency (mean, p50, p90, p99 in ms), throughput
+// and GFLOPS of predict() on fixed inputs (random with a fixed seed unless given), and the GFLOPS
+// as a share of the machine's practical peak (given, or measured with oneDNN's matmul).
 #include <algorithm>
 #include <chrono>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +16,9 @@
 #include "kiln/threading.hpp"
 #include "runtime/flops.h"
 #include "runtime/plan.h"
+#ifdef KILN_WITH_ONEDNN
+#include "backends/onednn/peak.h"
+#endif
 
 namespace kiln::cli {
 
@@ -25,12 +30,28 @@ struct BenchArgs {
   int warmup = 10;
   int iters = 100;
   bool json = false;
+  double peak_gflops = 0;  // 0: measure it
   std::vector<std::string> shapes, inputs;
 };
 
 double percentile(const std::vector<double>& sorted, double p) {
   const size_t i = static_cast<size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
   return sorted[std::min(i, sorted.size() - 1)];
+}
+
+// The machine's practical peak in GFLOPS: `given` when positive, else a matmul in the plan's
+// arithmetic (float32, or bfloat16 for a bf16 plan) on Kiln's threads timed for half a second
+// (after the model's timing, so the two do not share the cores), or nothing without the oneDNN
+// backend.
+std::optional<double> machine_peak_gflops(double given, const std::string& precision) {
+  if (given > 0) return given;
+#ifdef KILN_WITH_ONEDNN
+  const DType dtype = precision == "bf16" ? DType::kBFloat16 : DType::kFloat32;
+  return onednn::measure_matmul_peak_gflops(num_threads(), dtype, 0.5);
+#else
+  (void)precision;
+  return std::nullopt;
+#endif
 }
 
 void bench(const BenchArgs& args) {
@@ -54,6 +75,7 @@ void bench(const BenchArgs& args) {
   std::sort(ms.begin(), ms.end());
   const double throughput = static_cast<double>(samples) * 1000.0 / mean;
   const double gflops = static_cast<double>(flops) / (mean * 1e-3) / 1e9;
+  const std::optional<double> peak = machine_peak_gflops(args.peak_gflops, args.model.precision);
 
   if (args.json) {
     nlohmann::json j = {{"model", args.model.model},
@@ -69,7 +91,9 @@ void bench(const BenchArgs& args) {
                         {"max_ms", ms.back()},
                         {"throughput", throughput},
                         {"flops", flops},
-                        {"gflops", gflops}};
+                        {"gflops", gflops},
+                        {"peak_gflops", peak ? nlohmann::json(*peak) : nlohmann::json()},
+                        {"peak_share", peak ? nlohmann::json(gflops / *peak) : nlohmann::json()}};
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -80,6 +104,14 @@ void bench(const BenchArgs& args) {
             << "  p99 " << percentile(ms, 99) << "  min " << ms.front() << "  max " << ms.back() << "\n"
             << std::setprecision(1) << "throughput: " << throughput << " samples/s\n"
             << std::setprecision(3) << "compute: " << gflops << " GFLOPS (" << flops << " FLOPs per call)\n";
+  if (peak) {
+    std::cout << std::setprecision(1) << "share of peak: " << 100.0 * gflops / *peak << "% of " << *peak
+              << " GFLOPS ("
+              << (args.peak_gflops > 0             ? "given"
+                  : args.model.precision == "bf16" ? "bfloat16 matmul, measured"
+                                                   : "float32 matmul, measured")
+              << ")\n";
+  }
 }
 
 }  // namespace
@@ -96,6 +128,9 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--iters", args->iters, "timed calls")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_flag("--json", args->json, "print JSON");
+  cmd->add_option("--peak-gflops", args->peak_gflops,
+                  "the machine's peak GFLOPS for the share of peak (default: measured, oneDNN builds)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--shape", args->shapes, "an input's shape, NAME=D0,D1,... (repeatable)");
   cmd->add_option("--input", args->inputs, "an input from a file, NAME=FILE.npy (repeatable)");
   cmd->callback([args] { bench(*args); });
