@@ -123,7 +123,9 @@ runtime::KernelChoice make_conv_kernel(const runtime::KernelQuery& query) {
                                                    strides, dilations, pad_begin, pad_end, attr);
   }
   if (is_generic_impl(pd)) return {};
-  kernel->conv = Prepared<dnnl::convolution_forward>(pd);
+  // 2 multiply-adds' worth per output element and weight tap of its group.
+  const double flops = 2.0 * static_cast<double>(y.shape.numel()) * static_cast<double>(w.numel() / w[0]);
+  kernel->conv = Prepared<dnnl::convolution_forward>(pd, flops);
   const dnnl::memory::desc w_plain = plain_desc(w, w_constant->dtype()).reshape(w_dims);
   kernel->weights_desc = pd.weights_desc();
   kernel->weights = prepare_constant(wrap(w_plain, *w_constant), kernel->weights_desc);

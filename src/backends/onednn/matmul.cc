@@ -68,7 +68,11 @@ ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc&
       b_constant != nullptr ? dnnl::memory::desc(b.get_dims(), compute, tag::any) : b;
   const dnnl::matmul::primitive_desc pd(cpu_engine(), a_used, b_choice, out, attr);
   if (is_generic_impl(pd)) return {};
-  kernel->matmul = Prepared<dnnl::matmul>(pd);
+  // 2 M N K, with every batch dimension of the output in M.
+  const dnnl::memory::dims out_dims = out.get_dims(), a_dims = a.get_dims();
+  double flops = 2.0 * static_cast<double>(a_dims.back());
+  for (int64_t d : out_dims) flops *= static_cast<double>(d);
+  kernel->matmul = Prepared<dnnl::matmul>(pd, flops);
   kernel->a = input_port(a, a_used);
   kernel->b_desc = b;
   kernel->out_desc = out;

@@ -203,10 +203,10 @@ PrimitiveBindings::Binding& PrimitiveBindings::bind(const dnnl::primitive& primi
 }
 
 void PrimitiveBindings::execute(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
-                                std::span<const Arg> args) {
+                                std::span<const Arg> args, bool serial) {
   // oneDNN runs on OpenMP, whose thread count is a per-calling-thread setting: each executor
   // thread gets Kiln's, so --threads limits oneDNN too and the two pools do not oversubscribe.
-  omp_set_num_threads(num_threads());
+  omp_set_num_threads(serial ? 1 : num_threads());
   const Binding& b = bind(primitive, pd, args);
   dnnl::stream& stream = thread_stream();
   dnnl::error::wrap_c_api(
@@ -216,11 +216,11 @@ void PrimitiveBindings::execute(const dnnl::primitive& primitive, const dnnl::pr
 }
 
 void execute(ops::KernelContext& ctx, const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
-             std::span<const Arg> args) {
+             std::span<const Arg> args, bool serial) {
   if (auto* bindings = dynamic_cast<PrimitiveBindings*>(ctx.state))
-    return bindings->execute(primitive, pd, args);
+    return bindings->execute(primitive, pd, args, serial);
   PrimitiveBindings throwaway;
-  throwaway.execute(primitive, pd, args);
+  throwaway.execute(primitive, pd, args, serial);
 }
 
 void reorder(ops::KernelContext& ctx, const Reorder& r, const void* from, void* to) {

@@ -60,13 +60,20 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& tensor);
 // prefers; the returned memory owns its bytes.
 dnnl::memory prepare_constant(const dnnl::memory& source, const dnnl::memory::desc& desc);
 
-// A primitive with its descriptor, made once at compile time.
+// Below this much arithmetic a primitive runs on the calling thread alone: an OpenMP team's fork
+// and join cost more than a second core gives, and its threads spin after the call, starving
+// Kiln's own threads (autograd, the NDArray engine) on a small machine.
+inline constexpr double kSerialFlops = 8e6;
+
+// A primitive with its descriptor, made once at compile time; `serial`: run it on one thread.
 template <typename P>
 struct Prepared {
   typename P::primitive_desc pd;
   P primitive;
+  bool serial = false;
   Prepared() = default;
-  explicit Prepared(typename P::primitive_desc desc) : pd(std::move(desc)), primitive(pd) {}
+  explicit Prepared(typename P::primitive_desc desc, double flops = kSerialFlops)
+      : pd(std::move(desc)), primitive(pd), serial(flops < kSerialFlops) {}
 };
 
 // One argument of a primitive call: its DNNL_ARG_* id, how it is laid out, and its bytes.
@@ -83,7 +90,7 @@ struct Arg {
 class PrimitiveBindings final : public ops::KernelState {
  public:
   void execute(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
-               std::span<const Arg> args);
+               std::span<const Arg> args, bool serial = false);
 
  private:
   struct Binding {
@@ -102,14 +109,14 @@ class PrimitiveBindings final : public ops::KernelState {
 // Executes `primitive` with `args` on the calling thread through the executor's bindings (a
 // throwaway set when the kernel runs without a state) and waits for it.
 void execute(ops::KernelContext& ctx, const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
-             std::span<const Arg> args);
+             std::span<const Arg> args, bool serial = false);
 template <typename P>
 void execute(ops::KernelContext& ctx, const Prepared<P>& p, std::span<const Arg> args) {
-  execute(ctx, p.primitive, p.pd, args);
+  execute(ctx, p.primitive, p.pd, args, p.serial);
 }
 template <typename P>
 void execute(ops::KernelContext& ctx, const Prepared<P>& p, std::initializer_list<Arg> args) {
-  execute(ctx, p.primitive, p.pd, std::span<const Arg>(args.begin(), args.size()));
+  execute(ctx, p.primitive, p.pd, std::span<const Arg>(args.begin(), args.size()), p.serial);
 }
 // A reorder from one layout (and type) to another, prepared once.
 struct Reorder {
