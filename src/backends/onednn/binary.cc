@@ -112,7 +112,7 @@ std::optional<BinaryPrimitive> make_primitive(algo algorithm, const dnnl::memory
   }
   const dnnl::binary::primitive_desc pd(cpu_engine(), algorithm, first, second, out, attr);
   if (is_generic_impl(pd)) return std::nullopt;
-  return BinaryPrimitive(pd);
+  return BinaryPrimitive(pd, streamed_flops(out));
 }
 
 ops::KernelFn make_binary(const graph::Node& node, algo algorithm) {

@@ -48,7 +48,7 @@ std::optional<EltwisePrimitive> make_primitive(const dnnl::memory::desc& desc, a
   const dnnl::eltwise_forward::primitive_desc pd(cpu_engine(), dnnl::prop_kind::forward_inference, algorithm,
                                                  desc, desc, alpha, beta, base_attr());
   if (is_generic_impl(pd)) return std::nullopt;
-  return EltwisePrimitive(pd);
+  return EltwisePrimitive(pd, streamed_flops(desc));
 }
 
 // Input and output share one descriptor: the input's as stored (a oneDNN layout passes through).

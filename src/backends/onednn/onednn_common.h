@@ -64,6 +64,15 @@ dnnl::memory prepare_constant(const dnnl::memory& source, const dnnl::memory::de
 // and join cost more than a second core gives, and its threads spin after the call, starving
 // Kiln's own threads (autograd, the NDArray engine) on a small machine.
 inline constexpr double kSerialFlops = 8e6;
+// What an element of a memory-bound op (eltwise, binary) weighs against that: 2 threads only pay
+// off from about half a million elements.
+inline constexpr double kFlopsPerStreamedElement = 16;
+// The weight of a memory-bound primitive over `desc` (see kSerialFlops).
+inline double streamed_flops(const dnnl::memory::desc& desc) {
+  double elements = 1;
+  for (int64_t d : desc.get_dims()) elements *= static_cast<double>(d);
+  return elements * kFlopsPerStreamedElement;
+}
 
 // A primitive with its descriptor, made once at compile time; `serial`: run it on one thread.
 template <typename P>
