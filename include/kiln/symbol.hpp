@@ -76,8 +76,14 @@ class Symbol {
   void save(const std::string& path) const;
 
   // Allocates every argument and auxiliary state (zeros) with the inferred shapes (`shapes`
-  // usually names the data arrays; the parameters' shapes are inferred from them).
-  Executor simple_bind(Device device, const std::map<std::string, Shape>& shapes) const;
+  // usually names the data arrays; the parameters' shapes are inferred from them), and a
+  // gradient array (zeros) for every argument whose grad_req is "write" or "add" ("null": none).
+  // `grad_req` is one for all arguments, or per argument name (arguments not named: "null"), as
+  // in MXNet.
+  Executor simple_bind(Device device, const std::map<std::string, Shape>& shapes,
+                       const std::string& grad_req = "write") const;
+  Executor simple_bind(Device device, const std::map<std::string, Shape>& shapes,
+                       const std::map<std::string, std::string>& grad_req) const;
 
  private:
   std::vector<Output> outputs_;
@@ -92,15 +98,21 @@ Symbol operator-(const Symbol& a, double b);
 Symbol operator*(const Symbol& a, double b);
 Symbol operator/(const Symbol& a, double b);
 
-// A bound symbol: arrays for every argument and auxiliary state, and the outputs of the last
-// forward. The first forward imports the symbol into a Graph whose inputs are all the arrays
-// (data and parameters alike) and compiles it; later forwards reuse that plan, feeding the arrays'
-// current values, until an array's shape or dtype changes, which compiles again. A copy of an
-// Executor compiles its own plan when it first runs.
+// A bound symbol: arrays for every argument and auxiliary state, gradient arrays, and the outputs
+// of the last forward. The first forward imports the symbol into a Graph whose inputs are all the
+// arrays (data and parameters alike) and compiles it; later forwards reuse that plan, feeding the
+// arrays' current values, until an array's shape or dtype changes, which compiles again. A copy
+// of an Executor compiles its own plans when it first runs.
+//
+// Training: forward(true) runs the training form of the graph (BatchNorm with batch statistics,
+// updating its moving statistics in the auxiliary arrays; Dropout dropping) and keeps what
+// backward() needs; backward() runs the compiled gradient graph and writes or adds each
+// argument's gradient into its gradient array, as its GradReq says.
 class Executor {
  public:
   Executor(Symbol symbol, Device device, std::map<std::string, NDArray> args,
-           std::map<std::string, NDArray> aux);
+           std::map<std::string, NDArray> aux, std::map<std::string, NDArray> grads = {},
+           std::map<std::string, GradReq> grad_reqs = {});
   Executor(const Executor& other);
   Executor& operator=(const Executor& other);
   Executor(Executor&&) noexcept;
@@ -109,18 +121,29 @@ class Executor {
 
   std::map<std::string, NDArray>& arg_dict() { return args_; }
   std::map<std::string, NDArray>& aux_dict() { return aux_; }
-  // Inference only: is_train=true (which needs batch statistics and gradients) throws
-  // kiln::Error(kUnsupported).
+  // The gradient arrays by argument name (arguments with grad_req "null" have none).
+  std::map<std::string, NDArray>& grad_dict() { return grads_; }
+  // One per argument, in list_arguments() order; undefined where grad_req is "null".
+  std::vector<NDArray> grad_arrays() const;
   void forward(bool is_train = false);
+  // Gradients of the outputs of the last forward(true): head_grads holds one array per output
+  // (ignored for loss outputs such as SoftmaxOutput, whose gradient is defined by the layer), or
+  // none, which means ones. Throws kiln::Error when no training forward ran before.
+  void backward(const std::vector<NDArray>& head_grads = {});
   const std::vector<NDArray>& outputs() const { return outputs_; }
 
  private:
   struct Compiled;  // the imported graph's plan for one signature of array shapes and dtypes
+  struct Training;  // the same for training: forward and gradient plans, and the last run's values
+  void forward_training();
+  std::string signature() const;
   Symbol symbol_;
   Device device_;
-  std::map<std::string, NDArray> args_, aux_;
+  std::map<std::string, NDArray> args_, aux_, grads_;
+  std::map<std::string, GradReq> grad_reqs_;
   std::vector<NDArray> outputs_;
   std::unique_ptr<Compiled> compiled_;
+  std::unique_ptr<Training> training_;
 };
 
 namespace sym {

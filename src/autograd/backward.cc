@@ -45,8 +45,7 @@ std::vector<std::shared_ptr<TapeNode>> nodes_from_heads(const std::vector<std::s
 }
 
 void check_not_freed(const TapeNode& node) {
-  KILN_CHECK(!node.freed, ErrorCode::kInvalidArgument, "autograd::backward: the recorded ",
-             node.schema->name(),
+  KILN_CHECK(!node.freed, ErrorCode::kInvalidArgument, "autograd::backward: the recorded ", node.label(),
              " call was freed by an earlier backward(); pass retain_graph=true to the first backward() to "
              "run backward over the same graph again");
 }
@@ -74,10 +73,25 @@ class GradientSums {
 void check_gradient(const TapeNode& node, size_t i, const NDArray& grad) {
   const NDArray& in = node.inputs[i];
   KILN_CHECK(grad.shape() == in.shape() && grad.dtype() == in.dtype(), ErrorCode::kInternal,
-             "autograd::backward: the gradient rule of ", node.schema->name(), " gave input ", i, " (",
-             node.schema->input_name(static_cast<int>(i)), ") a gradient of shape ", grad.shape(), " ",
-             dtype_name(grad.dtype()), ", expected the input's shape ", in.shape(), " ",
+             "autograd::backward: the gradient of ", node.label(), " gave input ", i, " a gradient of shape ",
+             grad.shape(), " ", dtype_name(grad.dtype()), ", expected the input's shape ", in.shape(), " ",
              dtype_name(in.dtype()));
+}
+
+void add_input_grad(const TapeNode& node, size_t i, const NDArray& g, GradientSums& sums) {
+  const auto& entry = node.input_entries[i];
+  if (entry == nullptr || !g.defined()) return;  // an input the rule leaves at zero
+  check_gradient(node, i, g);
+  sums.add(entry->node.get(), entry->output, g);
+}
+
+void run_function(TapeNode& node, const std::vector<NDArray>& output_grads, GradientSums& sums) {
+  std::vector<bool> wanted;
+  for (const auto& entry : node.input_entries) wanted.push_back(entry != nullptr);
+  const std::vector<NDArray> grads = node.function->backward(output_grads, wanted);
+  KILN_CHECK(grads.size() == node.inputs.size(), ErrorCode::kInternal, "autograd::backward: ", node.label(),
+             " gave ", grads.size(), " gradients for ", node.inputs.size(), " inputs");
+  for (size_t i = 0; i < grads.size(); ++i) add_input_grad(node, i, grads[i], sums);
 }
 
 void run_rule(TapeNode& node, const std::vector<NDArray>& output_grads, GradientSums& sums) {
@@ -92,13 +106,8 @@ void run_rule(TapeNode& node, const std::vector<NDArray>& output_grads, Gradient
     throw Error(e.code(), "autograd::backward: the gradient rule of " + op + ": " + e.what());
   }
   const auto& grads = ctx.input_grads();
-  for (size_t i = 0; i < node.input_entries.size(); ++i) {
-    const auto& entry = node.input_entries[i];
-    if (entry == nullptr || !grads[i].defined()) continue;  // an input the rule leaves at zero
-    const NDArray& g = ctx.value(grads[i]);
-    check_gradient(node, i, g);
-    sums.add(entry->node.get(), entry->output, g);
-  }
+  for (size_t i = 0; i < node.input_entries.size(); ++i)
+    if (grads[i].defined()) add_input_grad(node, i, ctx.value(grads[i]), sums);
 }
 
 void write_variable(TapeNode& node, const NDArray& g) {
@@ -125,6 +134,7 @@ void free_saved_values(const std::vector<std::shared_ptr<TapeNode>>& nodes) {
     node->inputs.clear();
     node->outputs.clear();
     node->input_entries.clear();
+    node->function.reset();  // and the values a function saved
     node->freed = true;
   }
 }
@@ -167,6 +177,8 @@ void backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
     }
     if (node->is_variable()) {
       write_variable(*node, grads[0]);
+    } else if (node->function != nullptr) {
+      run_function(*node, grads, sums);
     } else {
       run_rule(*node, grads, sums);
     }

@@ -12,6 +12,8 @@ namespace kiln::autograd {
 namespace {
 
 thread_local bool t_training = false;
+thread_local bool t_recording = false;
+thread_local detail::OpRecorder* t_tracer = nullptr;
 
 bool requires_grad(const NDArray& a) {
   return a.defined() && a.autograd_entry() != nullptr && a.autograd_entry()->node->requires_grad;
@@ -26,6 +28,24 @@ std::string describe(const NDArray& a) {
   return "an NDArray of shape " + a.shape().to_string() + " " + dtype_name(a.dtype());
 }
 
+// Points the node at its inputs' entries and gives the floating-point outputs entries naming it.
+void link(const std::shared_ptr<TapeNode>& node, const std::vector<NDArray>& inputs,
+          std::vector<NDArray>& outputs) {
+  node->requires_grad = true;
+  for (const NDArray& in : inputs) {
+    node->inputs.push_back(value_of(in));
+    // Integer and bool inputs (indices, shapes, masks) carry no gradient.
+    const bool flows = requires_grad(in) && is_floating(in.dtype());
+    node->input_entries.push_back(flows ? in.autograd_entry() : nullptr);
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    node->outputs.push_back(value_of(outputs[k]));
+    if (is_floating(outputs[k].dtype()))
+      outputs[k].set_autograd_entry(
+          std::make_shared<detail::AutogradEntry>(detail::AutogradEntry{node, static_cast<int>(k)}));
+  }
+}
+
 class Tape final : public detail::OpRecorder {
  public:
   void record(const std::string& op, const AttrMap& attrs, const std::vector<NDArray>& inputs,
@@ -35,19 +55,7 @@ class Tape final : public detail::OpRecorder {
     auto node = std::make_shared<TapeNode>();
     node->schema = &schema;
     node->attrs = schema.bind(attrs);
-    node->requires_grad = true;
-    for (const NDArray& in : inputs) {
-      node->inputs.push_back(value_of(in));
-      // Integer and bool inputs (indices, shapes, masks) carry no gradient.
-      const bool flows = requires_grad(in) && is_floating(in.dtype());
-      node->input_entries.push_back(flows ? in.autograd_entry() : nullptr);
-    }
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      node->outputs.push_back(value_of(outputs[k]));
-      if (is_floating(outputs[k].dtype()))
-        outputs[k].set_autograd_entry(
-            std::make_shared<detail::AutogradEntry>(detail::AutogradEntry{node, static_cast<int>(k)}));
-    }
+    link(node, inputs, outputs);
   }
 
   void check_write(const std::string& op, const std::vector<NDArray>& inputs,
@@ -71,10 +79,15 @@ Tape& tape() {
   return instance;
 }
 
+// A trace sees every op call; otherwise the tape sees them while recording.
+void update_recorder() {
+  detail::t_op_recorder = t_tracer != nullptr ? t_tracer : t_recording ? &tape() : nullptr;
+}
+
 }  // namespace
 
 bool is_recording() {
-  return detail::t_op_recorder != nullptr;
+  return t_recording;
 }
 
 bool is_training() {
@@ -82,8 +95,8 @@ bool is_training() {
 }
 
 bool set_recording(bool recording) {
-  const bool previous = is_recording();
-  detail::t_op_recorder = recording ? &tape() : nullptr;
+  const bool previous = std::exchange(t_recording, recording);
+  update_recorder();
   return previous;
 }
 
@@ -110,6 +123,24 @@ Scope train_mode() {
 }
 Scope predict_mode() {
   return Scope(is_recording(), false);
+}
+
+void record_function(std::shared_ptr<TapeFunction> function, const std::vector<NDArray>& inputs,
+                     std::vector<NDArray>& outputs) {
+  if (!t_recording || std::none_of(inputs.begin(), inputs.end(), requires_grad)) return;
+  auto node = std::make_shared<TapeNode>();
+  node->function = std::move(function);
+  link(node, inputs, outputs);
+}
+
+detail::OpRecorder* set_tracer(detail::OpRecorder* tracer) {
+  detail::OpRecorder* previous = std::exchange(t_tracer, tracer);
+  update_recorder();
+  return previous;
+}
+
+bool is_tracing() {
+  return t_tracer != nullptr;
 }
 
 void attach_grad(NDArray& array, GradReq req) {

@@ -9,16 +9,32 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kiln/ndarray.hpp"
+#include "ndarray/autograd_hook.h"
 #include "ops/op_schema.h"
 
 namespace kiln::autograd {
 
+// A recorded call of more than one op (a CachedOp running a compiled graph): it computes its
+// inputs' gradients itself instead of through an op's gradient rule.
+class TapeFunction {
+ public:
+  virtual ~TapeFunction() = default;
+  // How errors name the call, e.g. "CachedOp 'mlp'".
+  virtual std::string label() const = 0;
+  // One gradient per input (undefined where none flows or `wanted` is false), from one gradient
+  // per output (undefined where none flows).
+  virtual std::vector<NDArray> backward(const std::vector<NDArray>& output_grads,
+                                        const std::vector<bool>& wanted) = 0;
+};
+
 struct TapeNode {
-  // A recorded op call; null for a variable.
+  // A recorded op call; null for a variable and for a function call.
   const ops::OpSchema* schema = nullptr;
+  std::shared_ptr<TapeFunction> function;  // a recorded function call
   Attrs attrs;
   std::vector<NDArray> inputs;                                        // undefined for missing optional inputs
   std::vector<std::shared_ptr<detail::AutogradEntry>> input_entries;  // null: no gradient flows
@@ -29,10 +45,23 @@ struct TapeNode {
   NDArray grad;
   GradReq grad_req = GradReq::kNull;
 
-  bool is_variable() const { return schema == nullptr; }
+  bool is_variable() const { return schema == nullptr && function == nullptr; }
+  // "Conv" or "CachedOp 'mlp'": how errors name a recorded call.
+  std::string label() const { return function != nullptr ? function->label() : schema->name(); }
   // Whether gradients flowing into this node reach a variable that takes them.
   bool requires_grad = false;
 };
+
+// Records `function` called on `inputs` giving `outputs` (attaching autograd entries to the
+// floating-point outputs) when autograd records and an input needs a gradient; otherwise does
+// nothing.
+void record_function(std::shared_ptr<TapeFunction> function, const std::vector<NDArray>& inputs,
+                     std::vector<NDArray>& outputs);
+
+// While a trace runs (cached_op.h), every op call is reported to `tracer` whatever the recording
+// state; null ends it. Returns the previous tracer.
+detail::OpRecorder* set_tracer(detail::OpRecorder* tracer);
+bool is_tracing();
 
 }  // namespace kiln::autograd
 

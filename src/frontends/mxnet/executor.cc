@@ -3,7 +3,9 @@
 // arrays hold; a new plan is made only when the arrays' shapes or dtypes change.
 #include <sstream>
 
+#include "frontends/mxnet/executor_training.h"
 #include "frontends/mxnet/import.h"
+#include "frontends/mxnet/training_graph.h"
 #include "kiln/error.hpp"
 #include "kiln/symbol.hpp"
 #include "runtime/executor.h"
@@ -22,24 +24,25 @@ struct Executor::Compiled {
 
 namespace {
 
-std::string signature_of(const std::map<std::string, NDArray>& args,
-                         const std::map<std::string, NDArray>& aux) {
-  std::ostringstream os;
-  for (const auto* dict : {&args, &aux})
-    for (const auto& [name, array] : *dict) os << name << ':' << array.dtype() << array.shape() << ';';
-  return os.str();
-}
-
-const NDArray* find_array(const std::map<std::string, NDArray>& args,
-                          const std::map<std::string, NDArray>& aux, const std::string& name) {
-  for (const auto* dict : {&args, &aux})
-    if (const auto it = dict->find(name); it != dict->end()) return &it->second;
-  return nullptr;
+GradReq parse_grad_req(const std::string& text, const std::string& argument) {
+  if (text == "write") return GradReq::kWrite;
+  if (text == "add") return GradReq::kAdd;
+  if (text == "null") return GradReq::kNull;
+  raise(ErrorCode::kInvalidArgument, "simple_bind: grad_req '", text, "' for argument '", argument,
+        "'; expected 'write', 'add' or 'null'");
 }
 
 }  // namespace
 
-Executor Symbol::simple_bind(Device device, const std::map<std::string, Shape>& shapes) const {
+Executor Symbol::simple_bind(Device device, const std::map<std::string, Shape>& shapes,
+                             const std::string& grad_req) const {
+  std::map<std::string, std::string> per_argument;
+  for (const std::string& name : list_arguments()) per_argument[name] = grad_req;
+  return simple_bind(device, shapes, per_argument);
+}
+
+Executor Symbol::simple_bind(Device device, const std::map<std::string, Shape>& shapes,
+                             const std::map<std::string, std::string>& grad_req) const {
   KILN_CHECK(device.is_cpu(), ErrorCode::kUnsupported,
              "simple_bind: the symbolic executor runs on the CPU, got ", device.to_string());
   const InferredShapes inferred = infer_shape(shapes);
@@ -61,18 +64,42 @@ Executor Symbol::simple_bind(Device device, const std::map<std::string, Shape>& 
   allocate(aux_names, inferred.aux_shapes, aux);
   KILN_CHECK(unknown.str().empty(), ErrorCode::kInvalidArgument,
              "simple_bind: cannot infer the shapes of:", unknown.str(), " (give them in the shape map)");
-  return Executor(*this, device, std::move(args), std::move(aux));
+  std::map<std::string, NDArray> grads;
+  std::map<std::string, GradReq> reqs;
+  for (const auto& [name, text] : grad_req) {
+    const auto it = args.find(name);
+    KILN_CHECK(it != args.end(), ErrorCode::kInvalidArgument, "simple_bind: grad_req names '", name,
+               "', which is not an argument");
+    reqs[name] = parse_grad_req(text, name);
+    if (reqs[name] != GradReq::kNull) grads[name] = nd::zeros(it->second.shape(), it->second.dtype(), device);
+  }
+  return Executor(*this, device, std::move(args), std::move(aux), std::move(grads), std::move(reqs));
 }
 
 Executor::Executor(Symbol symbol, Device device, std::map<std::string, NDArray> args,
-                   std::map<std::string, NDArray> aux)
-    : symbol_(std::move(symbol)), device_(device), args_(std::move(args)), aux_(std::move(aux)) {}
+                   std::map<std::string, NDArray> aux, std::map<std::string, NDArray> grads,
+                   std::map<std::string, GradReq> grad_reqs)
+    : symbol_(std::move(symbol)),
+      device_(device),
+      args_(std::move(args)),
+      aux_(std::move(aux)),
+      grads_(std::move(grads)),
+      grad_reqs_(std::move(grad_reqs)) {
+  for (const auto& [name, array] : grads_)
+    KILN_CHECK(args_.count(name) && array.shape() == args_.at(name).shape(), ErrorCode::kInvalidArgument,
+               "Executor: gradient array '", name, "' of shape ", array.shape(),
+               " has no argument of that shape");
+  for (const auto& [name, array] : grads_)
+    if (!grad_reqs_.count(name)) grad_reqs_[name] = GradReq::kWrite;
+}
 
 Executor::Executor(const Executor& other)
     : symbol_(other.symbol_),
       device_(other.device_),
       args_(other.args_),
       aux_(other.aux_),
+      grads_(other.grads_),
+      grad_reqs_(other.grad_reqs_),
       outputs_(other.outputs_) {}
 
 Executor& Executor::operator=(const Executor& other) {
@@ -84,30 +111,35 @@ Executor::Executor(Executor&&) noexcept = default;
 Executor& Executor::operator=(Executor&&) noexcept = default;
 Executor::~Executor() = default;
 
+std::string Executor::signature() const {
+  std::ostringstream os;
+  for (const auto* dict : {&args_, &aux_})
+    for (const auto& [name, array] : *dict) os << name << ':' << array.dtype() << array.shape() << ';';
+  return os.str();
+}
+
+std::vector<NDArray> Executor::grad_arrays() const {
+  std::vector<NDArray> arrays;
+  for (const std::string& name : symbol_.list_arguments()) {
+    const auto it = grads_.find(name);
+    arrays.push_back(it != grads_.end() ? it->second : NDArray());
+  }
+  return arrays;
+}
+
 void Executor::forward(bool is_train) {
-  KILN_CHECK(
-      !is_train, ErrorCode::kUnsupported,
-      "Executor::forward: training mode (batch statistics, gradients) is not supported; use is_train=false");
-  const std::string signature = signature_of(args_, aux_);
-  if (!compiled_ || compiled_->signature != signature) {
-    std::map<std::string, Shape> shapes;
-    for (const auto* dict : {&args_, &aux_})
-      for (const auto& [name, array] : *dict) shapes[name] = array.shape();
-    graph::Graph g = mxnet::import_symbol(symbol_.to_mxnet(), {}, "symbol", shapes);
+  if (is_train) return forward_training();
+  const std::string sig = signature();
+  if (!compiled_ || compiled_->signature != sig) {
     std::vector<std::string> inputs;
-    for (graph::Value* v : g.inputs()) {
-      const NDArray* array = find_array(args_, aux_, v->name);
-      KILN_CHECK(array != nullptr, ErrorCode::kNotFound, "Executor::forward: no array bound for '", v->name,
-                 "'");
-      v->info->dtype = array->dtype();
-      inputs.push_back(v->name);
-    }
-    g.infer_shapes();
-    compiled_ = std::make_unique<Compiled>(signature, std::move(inputs), runtime::compile(g));
+    graph::Graph g = mxnet::import_with_arrays(symbol_.to_mxnet(), args_, aux_, inputs);
+    compiled_ = std::make_unique<Compiled>(sig, std::move(inputs), runtime::compile(g));
   }
   std::vector<Tensor> feed;
-  for (const std::string& name : compiled_->inputs)
-    feed.push_back(find_array(args_, aux_, name)->tensor().contiguous());
+  for (const std::string& name : compiled_->inputs) {
+    const auto it = args_.find(name);
+    feed.push_back((it != args_.end() ? it->second : aux_.at(name)).tensor().contiguous());
+  }
   outputs_.clear();
   for (Tensor& t : compiled_->exec.run(feed)) outputs_.emplace_back(std::move(t));
 }
