@@ -43,4 +43,26 @@ if [ ! -f "$onednn_prefix/lib/cmake/dnnl/dnnl-config.cmake" ]; then
   .venv/bin/python -m pip install -q --no-deps --ignore-installed --prefix "$onednn_prefix" \
     onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0
 fi
+# The digits data the training examples use (examples/cpp/train_*.cpp): scikit-learn's bundled
+# 8x8 digits, split 80/20 with a fixed seed, images scaled to [0, 1] (float32), labels int64.
+if [ ! -f data/digits/test_y.npy ]; then
+  .venv/bin/python -c "import sklearn" 2>/dev/null || .venv/bin/python -m pip install -q -r scripts/requirements-test.txt
+  echo "setup: writing data/digits"
+  .venv/bin/python - <<'PY'
+import os
+
+import numpy as np
+from sklearn.datasets import load_digits
+
+digits = load_digits()
+x = (digits.images / 16.0).astype(np.float32).reshape(-1, 64)
+y = digits.target.astype(np.int64)
+order = np.random.RandomState(0).permutation(len(y))
+split = int(0.8 * len(y))
+os.makedirs("data/digits", exist_ok=True)
+for part, idx in (("train", order[:split]), ("test", order[split:])):
+    np.save(f"data/digits/{part}_x.npy", x[idx])
+    np.save(f"data/digits/{part}_y.npy", y[idx])
+PY
+fi
 echo "setup: done"
