@@ -61,6 +61,17 @@ inline void validate_group(const AttrValue& v, const std::string& what) {
   KILN_CHECK(group >= 1, ErrorCode::kInvalidArgument, what, ": expected a value >= 1, got ", group);
 }
 
+// ONNX Conv's window attributes, which every op built like Conv declares (Conv, ConvInteger,
+// QLinearConv and Conv's gradient ops): schema.with(conv_window_attrs).
+inline void conv_window_attrs(OpSchema& schema) {
+  schema.attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
+      .optional_attr("dilations", AttrType::kInts, validate_positive_ints)
+      .attr("group", AttrType::kInt, 1, validate_group)
+      .optional_attr("kernel_shape", AttrType::kInts, validate_positive_ints)
+      .optional_attr("pads", AttrType::kInts, validate_nonnegative_ints)
+      .optional_attr("strides", AttrType::kInts, validate_positive_ints);
+}
+
 // The window attributes with their per-axis defaults filled in.
 struct WindowAttrs {
   AutoPad auto_pad = AutoPad::kNotSet;

@@ -129,6 +129,11 @@ class OpSchema {
   OpSchema& infer(InferFn fn);
   OpSchema& kernel(KernelFn fn);
   OpSchema& gradient(GradientFn fn);
+  // Adds a group of declarations several ops share (conv_util.h's conv_window_attrs).
+  OpSchema& with(void (*declare)(OpSchema&)) {
+    declare(*this);
+    return *this;
+  }
   // Marks an op whose kernel reads element i of every input before writing element i of the
   // output, so an output may share storage with an input of the same shape (in-place updates).
   OpSchema& elementwise();
