@@ -3,7 +3,6 @@
 #include "kiln/nn/block.hpp"
 
 #include <algorithm>
-#include <regex>
 
 #include "kiln/mxnet_format.hpp"
 
