@@ -1,10 +1,12 @@
-// Helpers every test suite may use: expecting a kiln::Error with given words, and a scratch
-// directory per test.
+// Helpers every test suite may use: expecting a kiln::Error with given words, a scratch
+// directory per test, and running a reference script.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -47,5 +49,21 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Runs `command` in a shell and returns its standard output; `status` gets its exit status (-1
+// when it could not start). For tests that compare against a reference program (PyTorch, MXNet).
+inline std::string run_command(const std::string& command, int& status) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) {
+    status = -1;
+    return out;
+  }
+  std::array<char, 65536> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  status = ::pclose(pipe);
+  return out;
+}
 
 }  // namespace kiln::testing

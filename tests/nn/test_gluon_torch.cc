@@ -2,8 +2,6 @@
 // trained for 3 epochs here and in PyTorch (tests/nn/tools/gluon_mlp_torch.py, .venv-models) from
 // the same initial weights, data and batch order: every step's loss agrees within 1e-4
 // (relative). Dropout is left out: its masks cannot be drawn alike in both. Skips without torch.
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -18,20 +16,6 @@
 
 namespace kiln::testing {
 namespace {
-
-std::string run_command(const std::string& command, int& status) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) {
-    status = -1;
-    return out;
-  }
-  std::array<char, 65536> buffer;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  status = ::pclose(pipe);
-  return out;
-}
 
 TEST(GluonTorch, MlpLossCurveMatchesPyTorch) {
   const std::string python = std::string(KILN_SOURCE_DIR) + "/.venv-models/bin/python";

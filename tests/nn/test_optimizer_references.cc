@@ -7,8 +7,6 @@
 //   tests/nn/tools/mxnet_optimizers.py  MXNet 1.9.1 (.venv-mxnet): rescale_grad, clip_gradient,
 //                                       schedules, clip_weights, float16 with a master copy
 // Each test skips, naming the missing environment, when its Python is not there.
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -18,24 +16,10 @@
 
 #include "kiln/nn/optimizer.hpp"
 #include "nn/optimizer_test_util.h"
+#include "test_support.h"
 
 namespace kiln::testing {
 namespace {
-
-// Runs `command` and returns its standard output; `status` gets its exit status.
-std::string run_command(const std::string& command, int& status) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) {
-    status = -1;
-    return out;
-  }
-  std::array<char, 65536> buffer;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  status = ::pclose(pipe);
-  return out;
-}
 
 AttrMap options_of(const nlohmann::json& options) {
   AttrMap out;
