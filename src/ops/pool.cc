@@ -426,6 +426,17 @@ void validate_positive(const AttrValue& value, const std::string& what) {
   KILN_CHECK(v >= 1, ErrorCode::kInvalidArgument, what, ": expected a value >= 1, got ", v);
 }
 
+// The window attributes MaxPool, AveragePool and their gradient ops share (ONNX's, less the
+// op-specific storage_order and count_include_pad): schema.with(declare_pool_window_attrs).
+void declare_pool_window_attrs(OpSchema& schema) {
+  schema.attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
+      .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
+      .optional_attr("dilations", AttrType::kInts)
+      .required_attr("kernel_shape", AttrType::kInts)
+      .optional_attr("pads", AttrType::kInts)
+      .optional_attr("strides", AttrType::kInts);
+}
+
 KILN_REGISTER_OP(MaxPool)
     .doc(
         "Maximum over sliding windows of the spatial axes; Indices holds each maximum's flat input "
@@ -433,13 +444,8 @@ KILN_REGISTER_OP(MaxPool)
     .input("X")
     .output("Y")
     .output("Indices", Arity::kOptional)
-    .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
-    .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
-    .optional_attr("dilations", AttrType::kInts)
-    .required_attr("kernel_shape", AttrType::kInts)
-    .optional_attr("pads", AttrType::kInts)
+    .with(declare_pool_window_attrs)
     .attr("storage_order", AttrType::kInt, 0, validate_flag)
-    .optional_attr("strides", AttrType::kInts)
     .infer([](InferContext& ctx) {
       require_dtype(ctx, 0, kMaxPoolDTypes);
       return infer_window_pool(ctx, 2);
@@ -453,13 +459,8 @@ KILN_REGISTER_OP(AveragePool)
         "the padded input rather than those inside the input.")
     .input("X")
     .output("Y")
-    .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
-    .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
+    .with(declare_pool_window_attrs)
     .attr("count_include_pad", AttrType::kInt, 0, validate_flag)
-    .optional_attr("dilations", AttrType::kInts)
-    .required_attr("kernel_shape", AttrType::kInts)
-    .optional_attr("pads", AttrType::kInts)
-    .optional_attr("strides", AttrType::kInts)
     .infer([](InferContext& ctx) {
       require_dtype(ctx, 0, kFloatDTypes);
       return infer_window_pool(ctx, 1);
@@ -504,12 +505,7 @@ KILN_REGISTER_OP(MaxPoolGrad)
     .input("dY")
     .input("X")
     .output("dX")
-    .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
-    .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
-    .optional_attr("dilations", AttrType::kInts)
-    .required_attr("kernel_shape", AttrType::kInts)
-    .optional_attr("pads", AttrType::kInts)
-    .optional_attr("strides", AttrType::kInts)
+    .with(declare_pool_window_attrs)
     .infer(infer_pool_grad)
     .kernel(max_pool_grad_kernel);
 
@@ -518,13 +514,8 @@ KILN_REGISTER_OP(AveragePoolGrad)
     .input("dY")
     .input("X")
     .output("dX")
-    .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
-    .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
+    .with(declare_pool_window_attrs)
     .attr("count_include_pad", AttrType::kInt, 0, validate_flag)
-    .optional_attr("dilations", AttrType::kInts)
-    .required_attr("kernel_shape", AttrType::kInts)
-    .optional_attr("pads", AttrType::kInts)
-    .optional_attr("strides", AttrType::kInts)
     .infer(infer_pool_grad)
     .kernel(average_pool_grad_kernel);
 
