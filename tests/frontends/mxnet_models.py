@@ -100,6 +100,10 @@ def op_mix():
         s.SliceChannel(x, num_outputs=4, axis=1, squeeze_axis=True, name="sq")[2],
         s.FullyConnected(x, num_hidden=5, flatten=False, name="fc_last"),
         s.Cast(s.Cast(x, dtype="float16"), dtype="float32", name="cast"),
+        s.LayerNorm(x, axis=1, eps=1e-3, name="ln_channels"),
+        s.LayerNorm(x, name="ln_last"),
+        s.take(s.Variable("table", shape=(7, 3)), x * 9.0, mode="clip", name="take_clip"),
+        s.take(s.Variable("table2", shape=(5, 2)), x * 3.0, mode="wrap", name="take_wrap"),
     ]
     return s.Concat(*[s.Flatten(b) for b in branches], dim=1, name="all")
 

@@ -149,6 +149,30 @@ void batch_norm(ConvertContext& ctx) {
                          {{"epsilon", a.get_float("eps", 1e-3)}}));
 }
 
+// MXNet's LayerNorm normalizes along one axis; ONNX's LayerNormalization along the trailing axes
+// from `axis` on. The last axis is the same thing; another axis is moved last and back.
+void layer_norm(ConvertContext& ctx) {
+  const MxnetAttrs& a = ctx.attrs();
+  if (a.get_bool("output_mean_var", false)) ctx.unsupported("output_mean_var=True");
+  const int rank = ctx.input_rank(0, "the normalized axis");
+  int64_t axis = a.get_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank)
+    ctx.unsupported("axis " + a.text("axis") + " of a rank-" + std::to_string(rank) + " input");
+  const AttrMap attrs = {{"axis", int64_t{-1}}, {"epsilon", a.get_float("eps", 1e-5)}};
+  if (axis == rank - 1)
+    return ctx.set_output(ctx.add("LayerNormalization", {ctx.input(0), ctx.input(1), ctx.input(2)}, attrs));
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != axis) perm.push_back(i);
+  perm.push_back(axis);
+  std::vector<int64_t> back(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i) back[static_cast<size_t>(perm[static_cast<size_t>(i)])] = i;
+  Value* moved = ctx.add("Transpose", {ctx.input(0)}, {{"perm", perm}}, "moved");
+  Value* y = ctx.add("LayerNormalization", {moved, ctx.input(1), ctx.input(2)}, attrs, "normalized");
+  ctx.set_output(ctx.add("Transpose", {y}, {{"perm", back}}));
+}
+
 void dropout(ConvertContext& ctx) {
   ctx.set_output(ctx.add("Identity", {ctx.input(0)}));
 }
@@ -211,6 +235,7 @@ void add_nn_converters(ConverterTable& t) {
   t["LeakyReLU"] = leaky_relu;
   t["Pooling"] = pooling;
   t["BatchNorm"] = batch_norm;
+  t["LayerNorm"] = layer_norm;
   t["Dropout"] = dropout;
   t["softmax"] = softmax;
   t["log_softmax"] = softmax;

@@ -167,6 +167,30 @@ void cast(ConvertContext& ctx) {
   ctx.set_output(ctx.add("Cast", {ctx.input(0)}, {{"to", dtype_to_onnx(dtype)}}));
 }
 
+// take's indices may be floats (MXNet's default dtype); Gather wants integers. mode 'wrap' takes
+// indices modulo the axis length, which is Gather's rule for the valid range [-n, n); 'clip'
+// (the default) clamps them into [0, n).
+void take(ConvertContext& ctx) {
+  const MxnetAttrs& a = ctx.attrs();
+  const std::string mode = a.get_string("mode", "clip");
+  if (mode != "clip" && mode != "wrap") ctx.unsupported("mode '" + mode + "'");
+  const int64_t axis = a.get_int("axis", 0);
+  const bool clip = mode == "clip";
+  Value* indices = ctx.input(1);
+  // Clip's bounds are int64 scalars, so clipped indices are int64 too.
+  if (clip ? ctx.input_dtype(1) != DType::kInt64 : !is_integral(ctx.input_dtype(1)))
+    indices = ctx.add("Cast", {indices}, {{"to", dtype_to_onnx(DType::kInt64)}}, "indices");
+  if (clip) {
+    const Shape shape = ctx.input_shape(0, "clipping the indices of mode 'clip'");
+    const int64_t n = shape[static_cast<int>(axis < 0 ? axis + shape.ndim() : axis)];
+    indices = ctx.add("Clip",
+                      {indices, ctx.scalar(0, DType::kInt64, "min"),
+                       ctx.scalar(static_cast<double>(n - 1), DType::kInt64, "max")},
+                      {}, "clipped");
+  }
+  ctx.set_output(ctx.add("Gather", {ctx.input(0), indices}, {{"axis", axis}}));
+}
+
 }  // namespace
 
 void add_tensor_converters(ConverterTable& t) {
@@ -210,6 +234,7 @@ void add_tensor_converters(ConverterTable& t) {
   t["max"] = t["max_axis"] = reduce("ReduceMax");
   t["min"] = t["min_axis"] = reduce("ReduceMin");
   t["Cast"] = t["cast"] = cast;
+  t["take"] = take;
 }
 
 }  // namespace kiln::mxnet

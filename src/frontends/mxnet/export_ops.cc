@@ -204,6 +204,25 @@ Result batch_norm(const Node& n, const Attrs& a) {
   return c;
 }
 
+// MXNet's LayerNorm normalizes along one axis with a (D,) gamma and beta: ONNX's LayerNormalization
+// over the last axis only (its optional mean and inverse-deviation outputs unused).
+Result layer_norm(const Node& n, const Attrs& a) {
+  const int rank = rank_of(input(n, 0));
+  if (!all_float(n) || rank < 1) return std::nullopt;
+  const int64_t axis = a.get_int("axis");
+  if (axis != -1 && axis != rank - 1) return std::nullopt;
+  const int64_t d = (*shape_of(input(n, 0)))[rank - 1];
+  const auto is_vector = [d](const Value* v) { return rank_of(v) == 1 && (*shape_of(v))[0] == d; };
+  if (!is_vector(input(n, 1)) || (present(n, 2) && !is_vector(input(n, 2)))) return std::nullopt;
+  MxnetCall c = call("LayerNorm", {input(n, 0), input(n, 1)},
+                     {{"axis", "-1"}, {"eps", format_double(a.get_float("epsilon"))}});
+  if (present(n, 2))
+    c.inputs.push_back(Operand{input(n, 2), "", Tensor(), false});
+  else
+    c.inputs.push_back(derived(n.name + "_beta", Tensor::zeros(Shape{d}, input(n, 1)->info->dtype)));
+  return c;
+}
+
 std::function<Result(const Node&, const Attrs&)> activation(const std::string& act_type) {
   return [act_type](const Node& n, const Attrs&) -> Result {
     if (!all_float(n)) return std::nullopt;
@@ -229,9 +248,10 @@ Result leaky_relu(const Node& n, const Attrs& a) {
   return call("LeakyReLU", {input(n, 0)}, attrs);
 }
 
-// MXNet's PReLU slope is one value per channel (axis 1), shape (C,); ONNX broadcasts the slope from
-// the right, so the same slope is (C, 1, ..., 1) there. The slope is found as a constant of that
-// shape (written as (C,)) or as a Reshape of a (C,) value, which is what the importer makes.
+// MXNet's PReLU slope is one value per channel (axis 1), shape (C,), or one for all, (1,); ONNX
+// broadcasts the slope from the right, so the same slope is (C, 1, ..., 1) there. The slope is
+// found as a constant of that shape (written as (C,)) or as a Reshape of a (C,) value, which is what
+// the importer makes.
 Result prelu(const Node& n, const Attrs&) {
   const Shape* x = shape_of(input(n, 0));
   const Value* slope = input(n, 1);
@@ -240,9 +260,15 @@ Result prelu(const Node& n, const Attrs&) {
   Shape per_channel(std::vector<int64_t>(static_cast<size_t>(x->ndim() - 1), 1));
   per_channel[0] = channels;
   const Shape* s = shape_of(slope);
-  if (!s || *s != per_channel) return std::nullopt;
+  // One slope for all channels is MXNet's (1,) gamma (Gluon's PReLU default, in_channels=1).
+  const bool shared = s && s->ndim() <= 1 && s->numel() == 1;
+  if (!s || (*s != per_channel && !shared)) return std::nullopt;
   MxnetCall c = call("LeakyReLU", {input(n, 0)}, {{"act_type", "prelu"}});
-  if (s->ndim() == 1) {
+  if (shared && s->ndim() == 0) {
+    const Tensor* data = constant(slope);
+    if (!data) return std::nullopt;
+    c.inputs.push_back(derived(slope->name + "_flat", data->reshape(Shape{1})));
+  } else if (s->ndim() == 1) {
     c.inputs.push_back(Operand{slope, "", Tensor(), false});
   } else if (const Tensor* data = constant(slope)) {
     c.inputs.push_back(derived(slope->name + "_flat", data->reshape(Shape{channels})));
@@ -395,6 +421,14 @@ Result cast(const Node& n, const Attrs& a) {
   return call("Cast", {input(n, 0)}, {{"dtype", dtype_name(to)}});
 }
 
+// MXNet's take in mode 'wrap' reads index i as i mod n, which is Gather's rule on the indices it
+// accepts ([-n, n)).
+Result gather(const Node& n, const Attrs& a) {
+  if (!mxnet_float(input(n, 0)) || !input(n, 1)->info) return std::nullopt;
+  return call("take", {input(n, 0), input(n, 1)},
+              {{"axis", std::to_string(a.get_int("axis"))}, {"mode", "wrap"}});
+}
+
 // add_n adds arrays of one shape; ONNX's Sum also broadcasts, so every shape must be known and equal.
 Result sum(const Node& n, const Attrs&) {
   const Shape* first = shape_of(input(n, 0));
@@ -496,6 +530,7 @@ const std::map<std::string, Mapper>& table() {
       {"Gemm", fully_connected},
       {"MatMul", matmul},
       {"BatchNormalization", batch_norm},
+      {"LayerNormalization", layer_norm},
       {"Relu", activation("relu")},
       {"Sigmoid", activation("sigmoid")},
       {"Tanh", activation("tanh")},
@@ -527,6 +562,7 @@ const std::map<std::string, Mapper>& table() {
       {"Clip", clip},
       {"Identity", identity},
       {"Cast", cast},
+      {"Gather", gather},
       {"Sum", sum},
       {"Squeeze", squeeze},
       {"Unsqueeze", unsqueeze},
