@@ -11,38 +11,6 @@
 namespace kiln::onednn {
 namespace {
 
-TEST(OnednnKernels, ConvOverShapesStridesDilationsPadsAndGroups) {
-  std::mt19937 rng(3);
-  struct Case {
-    Shape x, w;
-    AttrMap attrs;
-    bool bias;
-  };
-  const std::vector<Case> cases{
-      {{1, 3, 7, 9}, {8, 3, 3, 3}, {}, true},
-      {{2, 4, 11, 6}, {5, 4, 3, 2}, {{"strides", {2, 1}}, {"pads", {1, 0, 2, 1}}}, true},
-      {{1, 6, 9, 9}, {6, 1, 3, 3}, {{"group", 6}, {"pads", {1, 1, 1, 1}}}, true},  // depthwise
-      {{1, 8, 8, 7}, {4, 4, 1, 1}, {{"group", 2}}, false},                         // grouped 1x1
-      {{1, 2, 13, 13}, {3, 2, 3, 3}, {{"dilations", {2, 3}}, {"auto_pad", "SAME_UPPER"}}, true},
-      {{3, 5, 10, 10}, {7, 5, 5, 5}, {{"strides", {3, 3}}, {"auto_pad", "VALID"}}, false},
-      {{2, 3, 17}, {4, 3, 4}, {{"strides", {2}}, {"auto_pad", "SAME_LOWER"}}, true},  // 1-D
-      {{1, 2, 5, 6, 7}, {3, 2, 2, 3, 2}, {{"pads", {1, 0, 1, 0, 1, 1}}}, true},       // 3-D
-      {{1, 33, 5, 5}, {17, 33, 3, 3}, {{"pads", {1, 1, 1, 1}}}, true},                // odd channels
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE("x " + c.x.to_string() + " w " + c.w.to_string());
-    std::vector<Operand> operands{{random_tensor(c.x, rng)}, {random_tensor(c.w, rng), true}};
-    if (c.bias) operands.push_back({random_tensor({c.w[0]}, rng), false});
-    compare("Conv", c.attrs, operands);
-  }
-}
-
-TEST(OnednnKernels, ConvWithComputedWeightsStaysWithTheReference) {
-  std::mt19937 rng(4);
-  compare("Conv", {}, {{random_tensor({1, 2, 5, 5}, rng)}, {random_tensor({3, 2, 3, 3}, rng)}},
-          /*expect_onednn=*/false);
-}
-
 TEST(OnednnKernels, MatMulWithBatchesAndBroadcasting) {
   std::mt19937 rng(5);
   const std::vector<std::pair<Shape, Shape>> cases{

@@ -195,9 +195,9 @@ Graph kiln_only(std::mt19937& rng) {
   Value* resize = op(g, "Resize", {x, nullptr, scales},
                      {{"mode", "linear"}, {"coordinate_transformation_mode", "align_corners"}}, "resize");
   Value* ln = op(g, "LayerNormalization",
-                 {x, g.add_initializer("ln_scale", random_tensor({4}, rng)),
-                  g.add_initializer("ln_bias", random_tensor({4}, rng))},
-                 {{"epsilon", 1e-3}}, "ln");
+                 {x, g.add_initializer("ln_scale", random_tensor({4, 4}, rng)),
+                  g.add_initializer("ln_bias", random_tensor({4, 4}, rng))},
+                 {{"axis", 2}, {"epsilon", 1e-3}}, "ln");  // over two axes: MXNet's LayerNorm takes one
   Value* gather = op(g, "Gather", {x, idx}, {{"axis", 2}}, "gather");
   Value* positive = op(g, "Greater", {x, scalar(g, "zero", 0.f)}, {}, "positive");
   Value* where = op(g, "Where", {positive, x, op(g, "Mul", {x, scalar(g, "tenth", 0.1f)})}, {}, "where");
