@@ -11,6 +11,7 @@
 #include "kiln/ndarray.hpp"
 #include "kiln/predictor.hpp"
 #include "kiln/profiler.hpp"
+#include "kiln/random.hpp"
 #include "kiln/shape.hpp"
 #include "kiln/storage.hpp"
 #include "kiln/symbol.hpp"

@@ -25,6 +25,8 @@ class TraceRecorder final : public detail::OpRecorder {
  public:
   explicit TraceRecorder(graph::Graph& g) : graph_(g), marker_(std::make_shared<TapeNode>()) {}
 
+  bool discards_values() const override { return true; }
+
   // Makes `array` stand for `value` from now on (it may have stood for another one before).
   void bind(NDArray& array, graph::Value* value) {
     array.set_autograd_entry(std::make_shared<detail::AutogradEntry>(detail::AutogradEntry{marker_, 0}));

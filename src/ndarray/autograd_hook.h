@@ -22,6 +22,9 @@ class OpRecorder {
   // recorded graph.
   virtual void check_write(const std::string& op, const std::vector<NDArray>& inputs,
                            const std::vector<NDArray>& outputs) = 0;
+  // True for a trace (hybridize), whose calls run only to record the graph: their values are
+  // discarded, so random ops among them take no seed of kiln::random's sequence.
+  virtual bool discards_values() const { return false; }
 };
 
 // Null while this thread is not recording. constinit: no dynamic initialization, so reading it

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "engine/engine.h"
+#include "kiln/random.hpp"
 #include "ndarray/autograd_hook.h"
 #include "ops/op_schema.h"
 
@@ -165,6 +166,7 @@ struct PendingCall {
   std::vector<Tensor> inputs, outputs;
   std::vector<bool> via_scratch;
   bool inputs_contiguous = true;
+  std::optional<uint64_t> seed;
 
   void run() {
     std::vector<Tensor> strided_copies;
@@ -172,19 +174,29 @@ struct PendingCall {
       for (const auto& t : inputs) strided_copies.push_back(t.defined() ? t.contiguous() : Tensor());
     const std::vector<Tensor>& ins = inputs_contiguous ? inputs : strided_copies;
     if (std::none_of(via_scratch.begin(), via_scratch.end(), [](bool b) { return b; })) {
-      ops::KernelContext ctx{attrs, ins, outputs};
+      ops::KernelContext ctx{attrs, ins, outputs, nullptr, seed};
       schema->reference_kernel()(ctx);
       return;
     }
     std::vector<Tensor> outs = outputs;
     for (size_t o = 0; o < outs.size(); ++o)
       if (via_scratch[o]) outs[o] = Tensor::empty(outputs[o].shape(), outputs[o].dtype());
-    ops::KernelContext ctx{attrs, ins, outs};
+    ops::KernelContext ctx{attrs, ins, outs, nullptr, seed};
     schema->reference_kernel()(ctx);
     for (size_t o = 0; o < outs.size(); ++o)
       if (via_scratch[o]) outputs[o].copy_from(outs[o]);
   }
 };
+
+// The seed of a call of an op that draws random numbers (OpSchema::draws_random): the next of
+// kiln::random's sequence, taken now, in program order, rather than when the engine runs the
+// kernel; a call whose values a trace discards takes none (seed 0), so hybridizing does not shift
+// the sequence.
+std::optional<uint64_t> call_seed(const ops::OpSchema& schema) {
+  if (!schema.is_random()) return std::nullopt;
+  if (detail::t_op_recorder != nullptr && detail::t_op_recorder->discards_values()) return 0;
+  return random::next_seed();
+}
 
 // Pushes one op. `given` holds the arrays to write into, or is empty to allocate new ones.
 std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArray>& inputs,
@@ -244,6 +256,7 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
   auto call = std::make_shared<PendingCall>();
   call->schema = &schema;
   call->attrs = std::move(bound);
+  call->seed = call_seed(schema);
   std::vector<engine::VarPtr> reads, writes;
   for (const auto& in : inputs) {
     call->inputs.push_back(in.defined() ? in.view() : Tensor());

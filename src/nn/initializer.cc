@@ -5,6 +5,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "kiln/random.hpp"
 #include "nn/random.h"
 
 namespace kiln::nn {
@@ -63,6 +64,7 @@ void seed(uint32_t value) {
   DefaultGenerator& g = default_generator();
   std::lock_guard<std::mutex> lock(g.mutex);
   g.generator.seed(value);
+  random::seed(value);  // and the masks of unseeded random ops (Dropout), as mx.random.seed does
 }
 
 void Initializer::operator()(const std::string& name, const NDArray& array, std::mt19937& generator) const {

@@ -1,14 +1,24 @@
 // Dropout. Outside training mode (the default) it is the identity and its mask is all true. In
 // training mode each element is kept when a uniform draw in [0, 1) is >= ratio, and kept values
-// are scaled by 1 / (1 - ratio). The draws come from MT19937 seeded with `seed`, turned into
-// doubles as numpy's legacy generator does, so a seeded Dropout reproduces
-//   np.random.seed(seed); mask = np.random.uniform(0, 1, x.shape) >= ratio
-// exactly (for seeds in [0, 2^32); other seeds use their low 32 bits).
+// are scaled by 1 / (1 - ratio).
+//  - With the `seed` attribute the draws come from MT19937 seeded with it, turned into doubles as
+//    numpy's legacy generator does, so a seeded Dropout reproduces
+//      np.random.seed(seed); mask = np.random.uniform(0, 1, x.shape) >= ratio
+//    exactly (for seeds in [0, 2^32); other seeds use their low 32 bits), as the ONNX backend
+//    tests expect. That stream is sequential: one thread.
+//  - Without it the seed is the call's (KernelContext::call_seed) or the next of kiln::random's
+//    sequence, and element i is kept when the low 32 bits of random::counter_hash(seed, i), as a
+//    fraction of 2^32, are >= ratio: a counter-based draw, computed in parallel, the same whatever
+//    the threads. This is the path of training.
 #include <algorithm>
+#include <cmath>
 #include <random>
 
+#include "core/thread_pool.h"
+#include "elementwise.h"
 #include "gradient.h"
 #include "infer_util.h"
+#include "kiln/random.hpp"
 
 namespace kiln::ops {
 namespace {
@@ -55,6 +65,20 @@ double next_uniform(std::mt19937& gen) {
   return (static_cast<double>(a) * 67108864.0 + static_cast<double>(b)) / 9007199254740992.0;
 }
 
+// Writes out[i] = in[i] * scale where keep(i), else 0, and the mask.
+template <class T, class Keep>
+void apply_mask(const Tensor& x, Tensor& y, bool* mask, double ratio, int64_t begin, int64_t end, Keep keep) {
+  using C = compute_t<T>;
+  const T* in = x.data<T>();
+  T* out = y.data<T>();
+  const C scale = static_cast<C>(1.0 / (1.0 - ratio));
+  for (int64_t i = begin; i < end; ++i) {
+    const bool kept = keep(i);
+    out[i] = convert_value<T>(kept ? static_cast<C>(in[i]) * scale : C(0));
+    if (mask) mask[i] = kept;
+  }
+}
+
 void dropout_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const double ratio = ctx.has_input(1) ? read_ratio(ctx.input(1), "input 1 (ratio)") : kDefaultRatio;
@@ -66,23 +90,23 @@ void dropout_kernel(KernelContext& ctx) {
     if (mask) std::fill(mask, mask + n, true);
     return;
   }
-  // Without a seed every call draws a fresh one, as ONNX leaves it to the implementation.
-  const auto seed = ctx.attrs.has("seed") ? static_cast<uint32_t>(ctx.attrs.get_int("seed"))
-                                          : static_cast<uint32_t>(std::random_device{}());
-  std::mt19937 gen(seed);
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
     if constexpr (is_floating(dtype_of<T>)) {
-      const T* in = x.data<T>();
-      T* out = ctx.output(0).data<T>();
-      const C scale = static_cast<C>(1.0 / (1.0 - ratio));
-      // One generator stream in element order: the draws are sequential, so this loop is too.
-      for (int64_t i = 0; i < n; ++i) {
-        const bool keep = next_uniform(gen) >= ratio;
-        out[i] = convert_value<T>(keep ? static_cast<C>(in[i]) * scale : C(0));
-        if (mask) mask[i] = keep;
+      if (ctx.attrs.has("seed")) {
+        std::mt19937 gen(static_cast<uint32_t>(ctx.attrs.get_int("seed")));
+        apply_mask<T>(x, ctx.output(0), mask, ratio, 0, n,
+                      [&](int64_t) { return next_uniform(gen) >= ratio; });
+        return;
       }
+      const uint64_t seed = ctx.call_seed ? *ctx.call_seed : random::next_seed();
+      // bits / 2^32 >= ratio <=> bits >= ceil(ratio * 2^32), exactly (ratio < 1).
+      const uint64_t threshold = static_cast<uint64_t>(std::ceil(ratio * 4294967296.0));
+      parallel_for(0, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+        apply_mask<T>(x, ctx.output(0), mask, ratio, begin, end, [&](int64_t i) {
+          return (random::counter_hash(seed, static_cast<uint64_t>(i)) & 0xFFFFFFFFull) >= threshold;
+        });
+      });
     }
   });
 }
@@ -118,6 +142,7 @@ KILN_REGISTER_OP(Dropout)
     .output("output")
     .output("mask", Arity::kOptional)
     .optional_attr("seed", AttrType::kInt)
+    .draws_random()
     .optional_attr("ratio", AttrType::kFloat,
                    [](const AttrValue&, const std::string& what) {
                      raise(ErrorCode::kUnsupported, what,

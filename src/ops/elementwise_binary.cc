@@ -1,7 +1,10 @@
 // Binary elementwise ops with numpy broadcasting: arithmetic, comparison and logic, and the
 // variadic Max/Min/Sum/Mean. ONNX semantics: integer Div truncates toward zero; Mod follows the
 // divisor's sign (Python's %) unless fmod=1 (C fmod, the dividend's sign).
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 
 #include "elementwise.h"
@@ -404,6 +407,54 @@ KILN_REGISTER_OP(Xor)
     .infer(infer_compare<kBoolOnly>)
     .kernel(compare_kernel([](auto a, auto b) { return a != b; }));
 
+// Where copies whole elements: an unsigned integer of the element's size stands for every dtype.
+// Inputs of the output's shape or of one element (the gradient rules' Where(mask, g, 0)) take a
+// flat loop; others the broadcast plan's rows.
+template <class U>
+void select_elements(KernelContext& ctx) {
+  Tensor& out = ctx.output(0);
+  const bool* c = ctx.input(0).data<bool>();
+  const U* x = static_cast<const U*>(ctx.input(1).raw_data());
+  const U* y = static_cast<const U*>(ctx.input(2).raw_data());
+  U* o = static_cast<U*>(out.raw_data());
+  const auto flat_step = [&](int i) -> int64_t { return ctx.input(i).numel() == 1 ? 0 : 1; };
+  const bool flat = std::all_of(ctx.inputs.begin(), ctx.inputs.end(), [&](const Tensor& t) {
+    return t.shape() == out.shape() || t.numel() == 1;
+  });
+  if (flat) {
+    const int64_t sc = flat_step(0), sx = flat_step(1), sy = flat_step(2);
+    parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) o[i] = c[i * sc] ? x[i * sx] : y[i * sy];
+    });
+    return;
+  }
+  const BroadcastPlan<3> plan(out.shape(), {ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape()});
+  const int64_t inner = plan.inner(), sc = plan.inner_stride(0), sx = plan.inner_stride(1),
+                sy = plan.inner_stride(2);
+  parallel_for(0, plan.rows(), std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
+               [&](int64_t b, int64_t e) {
+                 std::array<int64_t, 3> off;
+                 for (int64_t row = b; row < e; ++row) {
+                   plan.row_offsets(row, off);
+                   for (int64_t j = 0; j < inner; ++j)
+                     o[row * inner + j] = c[off[0] + j * sc] ? x[off[1] + j * sx] : y[off[2] + j * sy];
+                 }
+               });
+}
+
+void where_kernel(KernelContext& ctx) {
+  switch (ctx.output(0).itemsize()) {
+    case 1:
+      return select_elements<uint8_t>(ctx);
+    case 2:
+      return select_elements<uint16_t>(ctx);
+    case 4:
+      return select_elements<uint32_t>(ctx);
+    default:  // 8, the largest dtype
+      return select_elements<uint64_t>(ctx);
+  }
+}
+
 KILN_REGISTER_OP(Where)
     .doc("output = condition ? X : Y, all three broadcast together.")
     .input("condition")
@@ -416,32 +467,7 @@ KILN_REGISTER_OP(Where)
       require_same_dtype(ctx, 1, 2);
       return infer_broadcast(ctx, ctx.dtype(1));
     })
-    .kernel([](KernelContext& ctx) {
-      Tensor& out = ctx.output(0);
-      const BroadcastPlan<3> plan(out.shape(),
-                                  {ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape()});
-      const bool* c = ctx.input(0).data<bool>();
-      const size_t item = out.itemsize();
-      const auto* x = static_cast<const char*>(ctx.input(1).raw_data());
-      const auto* y = static_cast<const char*>(ctx.input(2).raw_data());
-      auto* o = static_cast<char*>(out.raw_data());
-      const int64_t inner = plan.inner();
-      parallel_for(0, plan.rows(), std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
-                   [&](int64_t b, int64_t e) {
-                     std::array<int64_t, 3> off;
-                     for (int64_t row = b; row < e; ++row) {
-                       plan.row_offsets(row, off);
-                       for (int64_t j = 0; j < inner; ++j) {
-                         const int64_t ic = off[0] + j * plan.inner_stride(0);
-                         const int64_t ix = off[1] + j * plan.inner_stride(1);
-                         const int64_t iy = off[2] + j * plan.inner_stride(2);
-                         const char* src = c[ic] ? x + ix * static_cast<int64_t>(item)
-                                                 : y + iy * static_cast<int64_t>(item);
-                         std::memcpy(o + (row * inner + j) * static_cast<int64_t>(item), src, item);
-                       }
-                     }
-                   });
-    })
+    .kernel(where_kernel)
     .gradient(where_gradient);
 
 }  // namespace

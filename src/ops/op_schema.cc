@@ -95,10 +95,16 @@ OpSchema& OpSchema::elementwise() {
   return *this;
 }
 
+OpSchema& OpSchema::draws_random() {
+  random_ = true;
+  return *this;
+}
+
 Attrs OpSchema::bind(const AttrMap& given) const {
   std::map<std::string, AttrValue> bound;
   for (const auto& [key, value] : given) {
-    auto spec = std::find_if(attrs_.begin(), attrs_.end(), [&name = key](const AttrSpec& s) { return s.name == name; });
+    auto spec = std::find_if(attrs_.begin(), attrs_.end(),
+                             [&name = key](const AttrSpec& s) { return s.name == name; });
     if (spec == attrs_.end()) {
       std::string known;
       for (const auto& s : attrs_) known += (known.empty() ? "" : ", ") + s.name;

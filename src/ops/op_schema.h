@@ -97,6 +97,9 @@ struct KernelContext {
   const std::vector<Tensor>& inputs;
   std::vector<Tensor>& outputs;
   KernelState* state = nullptr;  // the executor's state for this kernel, if its provider makes one
+  // For an op that draws random numbers (OpSchema::draws_random): the seed the caller fixed for
+  // this call, else the kernel takes the next of kiln::random's sequence when it runs.
+  std::optional<uint64_t> call_seed;
 
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   int num_outputs() const { return static_cast<int>(outputs.size()); }
@@ -137,6 +140,10 @@ class OpSchema {
   // Marks an op whose kernel reads element i of every input before writing element i of the
   // output, so an output may share storage with an input of the same shape (in-place updates).
   OpSchema& elementwise();
+  // Marks an op that draws random numbers. Unless its attributes seed it, its kernel takes the
+  // next seed of kiln::random's sequence; the NDArray API takes that seed when the call is made
+  // (KernelContext::call_seed), so that asynchronous execution keeps the draws in program order.
+  OpSchema& draws_random();
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return doc_; }
@@ -147,6 +154,7 @@ class OpSchema {
   const GradientFn& gradient_fn() const { return gradient_; }
   bool has_gradient() const { return static_cast<bool>(gradient_); }
   bool is_elementwise() const { return elementwise_; }
+  bool is_random() const { return random_; }
 
   // Checks names, fills defaults, coerces types and runs validators.
   Attrs bind(const AttrMap& given) const;
@@ -173,6 +181,7 @@ class OpSchema {
   InferFn infer_;
   KernelFn kernel_;
   GradientFn gradient_;
+  bool random_ = false;
   bool elementwise_ = false;
 };
 

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kiln/random.hpp"
 #include "op_test_util.h"
 
 namespace kiln::ops {
@@ -198,23 +199,36 @@ TEST(DropoutErrors, RatioAndTrainingMode) {
 }
 
 TEST(Dropout, TrainingScalesKeptValuesAndSeedsRepeat) {
-  const Tensor x = Tensor::full({64, 64}, 2.0, DType::kFloat32);
+  const Tensor x = Tensor::full({256, 256}, 2.0, DType::kFloat32);
   const Tensor ratio = Tensor::scalar(0.25, DType::kFloat32);
   const Tensor yes = Tensor::scalar(1, DType::kBool);
-  // Unseeded: every kept value is scaled by 1 / (1 - ratio), and about `ratio` of them are dropped.
+  // Every kept value is scaled by 1 / (1 - ratio), and `ratio` of them are dropped: 65536 draws
+  // put the dropped share within 4 standard deviations (0.0068) of 0.25.
   const auto out = run("Dropout", {}, {x, ratio, yes}, 2);
   const auto y = out[0].to_vector<float>();
   const auto mask = out[1].to_vector<bool>();
-  int dropped = 0;
+  int dropped = 0, dropped_pairs = 0;
   for (size_t i = 0; i < y.size(); ++i) {
     EXPECT_FLOAT_EQ(y[i], mask[i] ? 2.0f / 0.75f : 0.0f);
     dropped += mask[i] ? 0 : 1;
+    // Neighbours are independent: both dropped 1/16 of the time.
+    if (i % 2 == 1) dropped_pairs += !mask[i] && !mask[i - 1] ? 1 : 0;
   }
-  EXPECT_NEAR(dropped / 4096.0, 0.25, 0.05);
-  // Seeded: the same seed gives the same mask.
+  EXPECT_NEAR(dropped / 65536.0, 0.25, 0.0068);
+  EXPECT_NEAR(dropped_pairs / 32768.0, 0.0625, 0.0054);
+  // Seeded: the same seed gives the same mask, another seed another.
   const auto a = run("Dropout", {{"seed", 42}}, {x, ratio, yes}, 2)[1].to_vector<bool>();
   const auto b = run("Dropout", {{"seed", 42}}, {x, ratio, yes}, 2)[1].to_vector<bool>();
+  const auto c = run("Dropout", {{"seed", 43}}, {x, ratio, yes}, 2)[1].to_vector<bool>();
   EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  // Unseeded: each call draws a new mask; random::seed replays the sequence.
+  random::seed(7);
+  const auto first = run("Dropout", {}, {x, ratio, yes}, 2)[1].to_vector<bool>();
+  const auto second = run("Dropout", {}, {x, ratio, yes}, 2)[1].to_vector<bool>();
+  random::seed(7);
+  EXPECT_EQ(run("Dropout", {}, {x, ratio, yes}, 2)[1].to_vector<bool>(), first);
+  EXPECT_NE(first, second);
 }
 
 }  // namespace

@@ -16,7 +16,8 @@
 
 namespace kiln::nn {
 
-// Reseeds the default generator (thread-safe; initializers lock it while drawing).
+// Reseeds the default generator (thread-safe; initializers lock it while drawing) and
+// kiln::random's seed sequence, which Dropout masks come from.
 void seed(uint32_t value);
 
 class Initializer {

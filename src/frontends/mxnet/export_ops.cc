@@ -401,12 +401,18 @@ Result transpose(const Node& n, const Attrs& a) {
 
 // MXNet's clip bounds are single-precision attributes and it applies the lower bound last, so
 // only float32/float16 data with min <= max maps; an absent bound is an infinite one.
+// MXNet's clip bounds are float32: exact for float32 and float16 data, and for integer data (such
+// as the clipped indices of take) when the bounds are whole numbers float32 holds exactly.
 Result clip(const Node& n, const Attrs&) {
   const Value* x = input(n, 0);
-  if (x->info && x->info->dtype != DType::kFloat32 && x->info->dtype != DType::kFloat16) return std::nullopt;
+  const DType dtype = x->info ? x->info->dtype : DType::kFloat32;
+  const bool integral = is_integral(dtype) && dtype != DType::kBool;
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat16 && !integral) return std::nullopt;
   const std::optional<double> lo = present(n, 1) ? constant_scalar(input(n, 1)) : -INFINITY;
   const std::optional<double> hi = present(n, 2) ? constant_scalar(input(n, 2)) : INFINITY;
   if (!lo || !hi || !(*lo <= *hi)) return std::nullopt;
+  const auto exact_whole = [](double v) { return std::fabs(v) <= 16777216.0 && v == std::floor(v); };
+  if (integral && !(exact_whole(*lo) && exact_whole(*hi))) return std::nullopt;
   return call("clip", {x}, {{"a_min", format_double(*lo)}, {"a_max", format_double(*hi)}});
 }
 
