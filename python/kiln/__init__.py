@@ -1,0 +1,23 @@
+"""Kiln: a deep-learning framework with Apache MXNet's API over a C++20 core.
+
+    import kiln as mx
+    x = mx.nd.array([[1, 2], [3, 4]])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = (x * x).sum()
+    y.backward()
+
+The C++ core (libkiln) does the work; this package binds it (kiln._kiln) and arranges it in
+MXNet's modules: nd, sym, autograd, gluon, init, metric, profiler, context, random.
+"""
+from . import _kiln
+from ._kiln import Predictor, __version__
+from . import base, context, random, profiler
+from .base import KilnError, MXNetError
+from .context import Context, cpu, gpu, num_gpus, current_context
+from . import ndarray
+from . import ndarray as nd
+from . import autograd
+
+__all__ = ["KilnError", "MXNetError", "Context", "cpu", "gpu", "num_gpus", "current_context",
+           "Predictor", "nd", "ndarray", "autograd", "random", "profiler", "context", "base"]
