@@ -18,6 +18,8 @@ from .context import Context, cpu, gpu, num_gpus, current_context
 from . import ndarray
 from . import ndarray as nd
 from . import autograd
+from . import init, metric, gluon
+from . import init as initializer
 
 __all__ = ["KilnError", "MXNetError", "Context", "cpu", "gpu", "num_gpus", "current_context",
-           "Predictor", "nd", "ndarray", "autograd", "random", "profiler", "context", "base"]
+           "Predictor", "nd", "ndarray", "autograd", "gluon", "init", "initializer", "metric", "random", "profiler", "context", "base"]

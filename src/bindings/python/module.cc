@@ -30,6 +30,7 @@ PYBIND11_MODULE(_kiln, m) {
   bind_ndarray(m);
   bind_random(m);
   bind_autograd(m);
+  bind_gluon(m);
   bind_predictor(m);
   bind_profiler(m);
 }
