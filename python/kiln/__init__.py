@@ -19,7 +19,9 @@ from . import ndarray
 from . import ndarray as nd
 from . import autograd
 from . import init, metric, gluon
+from . import symbol
+from . import symbol as sym
 from . import init as initializer
 
 __all__ = ["KilnError", "MXNetError", "Context", "cpu", "gpu", "num_gpus", "current_context",
-           "Predictor", "nd", "ndarray", "autograd", "gluon", "init", "initializer", "metric", "random", "profiler", "context", "base"]
+           "Predictor", "nd", "ndarray", "sym", "symbol", "autograd", "gluon", "init", "initializer", "metric", "random", "profiler", "context", "base"]

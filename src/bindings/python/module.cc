@@ -31,6 +31,7 @@ PYBIND11_MODULE(_kiln, m) {
   bind_random(m);
   bind_autograd(m);
   bind_gluon(m);
+  bind_symbol(m);
   bind_predictor(m);
   bind_profiler(m);
 }
