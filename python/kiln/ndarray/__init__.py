@@ -239,6 +239,10 @@ def _arg_reduce(op):
     return fn
 
 
+def sum_axis(data, axis=None, keepdims=False, **kwargs):
+    return sum(data, axis, keepdims)
+
+
 argmax = _arg_reduce("ArgMax")
 argmin = _arg_reduce("ArgMin")
 

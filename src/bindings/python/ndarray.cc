@@ -74,14 +74,16 @@ std::vector<int64_t> axes_from_py(const py::object& axis, int ndim, bool exclude
   return kept;
 }
 
-// A reduction over `axis` (None: all axes; `exclude`: all but those), as MXNet's sum/mean/...
+// A reduction over `axis` (None: all axes; `exclude`: all but those), as MXNet's sum/mean/...;
+// reducing every axis gives shape (1,), as in MXNet.
 NDArray reduce(const std::string& op, const NDArray& x, const py::object& axis, bool keepdims, bool exclude) {
   std::vector<int64_t> axes = axes_from_py(axis, x.ndim(), exclude);
   if (axes.empty() && (exclude || x.ndim() == 0)) return x.copy();
   py::gil_scoped_release release;
   std::vector<NDArray> inputs{x};
   if (!axes.empty()) inputs.push_back(nd::array(axes, Shape{static_cast<int64_t>(axes.size())}));
-  return nd::invoke1(op, inputs, {{"keepdims", keepdims}});
+  const NDArray out = nd::invoke1(op, inputs, {{"keepdims", keepdims}});
+  return out.ndim() == 0 ? out.reshape(Shape{1}) : out;  // MXNet 1.x has no 0-d arrays
 }
 
 // One step of basic indexing: what an int or slice does to the current axis.
