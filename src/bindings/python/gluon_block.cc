@@ -308,8 +308,8 @@ void bind_gluon_blocks(py::module_& g) {
       .def("__len__", &nn::Sequential::size)
       .def("__getitem__", [](const nn::Sequential& s, int64_t i) {
         const auto n = static_cast<int64_t>(s.size());
-        KILN_CHECK(i >= -n && i < n, ErrorCode::kOutOfRange, "Sequential: index ", i, " out of range for ", n,
-                   " blocks");
+        // IndexError, so that Python's iteration over __getitem__ stops at the end.
+        if (i < -n || i >= n) throw py::index_error("Sequential: index out of range");
         return s.children()[static_cast<size_t>(i < 0 ? i + n : i)].second;
       });
 
@@ -322,8 +322,7 @@ void bind_gluon_blocks(py::module_& g) {
       .def("__len__", &nn::HybridSequential::size)
       .def("__getitem__", [](const nn::HybridSequential& s, int64_t i) {
         const auto n = static_cast<int64_t>(s.size());
-        KILN_CHECK(i >= -n && i < n, ErrorCode::kOutOfRange, "HybridSequential: index ", i,
-                   " out of range for ", n, " blocks");
+        if (i < -n || i >= n) throw py::index_error("HybridSequential: index out of range");
         return s.children()[static_cast<size_t>(i < 0 ? i + n : i)].second;
       });
 }
