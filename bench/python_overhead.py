@@ -1,7 +1,8 @@
 """Python overhead of Kiln's package against numpy and PyTorch: the cost of one small NDArray op
 called from Python, and of one Predictor.predict call on a small MLP.
 
-  PYTHONPATH=build/release/python .venv-models/bin/python bench/python_overhead.py [--rounds 7]
+  PYTHONPATH=build/release/python .venv-models/bin/python bench/python_overhead.py [--rounds 7] \
+      [--bench-engine build/release/bench/bench_engine]
 
 Small ops (4 float32 elements, so the arithmetic itself is negligible):
   c = a + b          a new array per op; Kiln pushes it to its engine, numpy and PyTorch compute it;
@@ -13,12 +14,17 @@ Predict: the MLP of examples/python/train_mlp.py (64-256-128-10, ReLU) at batch 
   Kiln     mx.Predictor on the exported model, predict([x])[0] (an NDArray over the result)
   PyTorch  torch.nn.Sequential with the same weights under inference_mode, on torch.from_numpy(x)
   numpy    the same three matrix products written in numpy
+With --bench-engine, the same `c = a + b` loop written against the C++ API (bench_engine's
+BM_NDArraySmallAdd) runs in each round too, which separates the C++ core's cost per op from what
+the Python layer adds.
 Each measurement runs `--calls` times per round; rounds alternate the libraries so that load on the
 machine hits all alike, and the median over rounds of the per-call mean is reported, in microseconds.
 """
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -78,6 +84,13 @@ def torch_cases(torch):
         for _ in range(n):
             x += 1
     return {"c = a + b": add, "a += 1": iadd, "c = a + b; sync": add}
+
+
+def cpp_add_us(bench_engine):
+    """The C++ API's cost per `a + b` on tiny arrays, from one bench_engine run."""
+    out = subprocess.run([bench_engine, "--benchmark_filter=BM_NDArraySmallAdd", "--benchmark_format=json"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["benchmarks"][0]["ns_per_op"] * 1e6  # the counter is in seconds per op
 
 
 def mlp_weights():
@@ -152,6 +165,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--bench-engine", help="bench_engine binary: also time the C++ API's a + b")
     args = parser.parse_args()
 
     import kiln as mx
@@ -173,7 +187,10 @@ def main():
         for lib in cases:  # warm-up
             for name in names:
                 per_call_us(cases[lib][name], args.calls // 10)
+        cpp_samples = []
         for r in range(args.rounds):
+            if args.bench_engine:
+                cpp_samples.append(cpp_add_us(args.bench_engine))
             order = list(cases)[r % 3:] + list(cases)[:r % 3]
             for name in names:
                 calls = args.calls // 10 if name.startswith("predict") else args.calls
@@ -187,6 +204,8 @@ def main():
     for name in names:
         k, n, t = (statistics.median(samples[(lib, name)]) for lib in ("kiln", "numpy", "torch"))
         print(f"| {name:24} | {k:8.2f} | {n:8.2f} | {t:8.2f} | {k / t:14.2f} |")
+    if cpp_samples:
+        print(f"C++ API, the same c = a + b loop (bench_engine): {statistics.median(cpp_samples):.2f} us per op")
 
 
 if __name__ == "__main__":

@@ -162,6 +162,7 @@ def test_dlpack_zero_copy_both_ways():
     x[0, 0] = 100  # the array views numpy's memory
     assert a[0, 0].asscalar() == 100
     a = mx.nd.array(x)
+    assert a.__dlpack_device__() == (1, 0)  # kDLCPU, device 0
     out = np.from_dlpack(a)
     a += 1
     a.wait_to_read()
@@ -217,3 +218,25 @@ def test_random_is_seeded():
     assert a.min() >= -1 and a.max() < 1 and abs(a.mean()) < 0.2
     n = mx.nd.random.normal(2, 3, shape=(4000,)).asnumpy()
     assert abs(n.mean() - 2) < 0.2 and abs(n.std() - 3) < 0.2
+
+
+def test_gil_is_released_while_kiln_works():
+    import threading
+    steps, stop = [0], threading.Event()
+
+    def count():
+        while not stop.is_set():
+            steps[0] += 1
+
+    big = mx.nd.ones((1200, 1200))
+    out = big
+    for _ in range(6):
+        out = mx.nd.dot(out, big) / 1200  # queued on the engine
+    counter = threading.Thread(target=count)
+    counter.start()
+    before = steps[0]
+    out.wait_to_read()  # the counter only advances if this wait lets go of the GIL
+    during = steps[0] - before
+    stop.set()
+    counter.join()
+    assert during > 1000

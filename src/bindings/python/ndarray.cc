@@ -315,7 +315,8 @@ void bind_ndarray(py::module_& m) {
       .def("__dlpack__", [](const NDArray& a, const py::kwargs&) { return to_dlpack(a); })
       .def("__dlpack_device__",
            [](const NDArray& a) {
-             return py::make_tuple(a.device().is_cpu() ? kDLCPU : kDLCUDA, a.device().index);
+             return py::make_tuple(static_cast<int>(a.device().is_cpu() ? kDLCPU : kDLCUDA),
+                                   a.device().index);
            })
       // Autograd.
       .def(
