@@ -22,7 +22,9 @@ def run_mxnet():
         pytest.skip("no .venv-mxnet (scripts/setup-mxnet.sh makes it)")
 
     def run(script):
-        result = subprocess.run([MXNET_PYTHON, "-c", script], capture_output=True, text=True, check=False)
+        # MXNet's own environment only: PYTHONPATH points at Kiln's package and its numpy.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        result = subprocess.run([MXNET_PYTHON, "-c", script], capture_output=True, text=True, check=False, env=env)
         assert result.returncode == 0, result.stderr
         return result.stdout
     return run
