@@ -403,6 +403,7 @@ _METHODS = {
 }
 for _name, _fn in _METHODS.items():
     setattr(NDArray, _name, _fn)
+NDArray.stype = "default"  # Kiln's arrays are dense
 NDArray.__array_priority__ = 1000.0  # numpy defers `ndarray op NDArray` to NDArray's operators
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -278,6 +278,8 @@ void bind_ndarray(py::module_& m) {
       .def("asnumpy", &to_numpy)
       .def("wait_to_read", &NDArray::wait_to_read, Release())
       .def("copy", &NDArray::copy, Release())
+      // A view of the same storage that autograd does not trace back through.
+      .def("detach", [](const NDArray& a) { return NDArray(a.chunk(), a.view()); })
       .def("copyto",
            [](const NDArray& a, const py::object& target) -> NDArray {
              if (py::isinstance<Device>(target)) return a.copyto(target.cast<Device>());
