@@ -207,3 +207,36 @@ block = mx.gluon.SymbolBlock.imports({prefix + '-symbol.json'!r}, ['data'], {pre
 print(repr(block(mx.nd.array(np.load({str(tmp_path / 'x.npy')!r}))).asnumpy().tolist()))
 """)
     np.testing.assert_allclose(np.array(eval(out)), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_lr_schedulers_and_optimizer_objects():
+    sched = mx.lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)
+    assert [sched(n) for n in (1, 2, 3, 4, 5)] == [1.0, 1.0, 0.5, 0.5, 0.25]
+    cosine = mx.lr_scheduler.CosineScheduler(max_update=10, base_lr=1.0, final_lr=0.0)
+    assert cosine(5) == pytest.approx(0.5 * (1 + np.cos(np.pi * 5 / 10)))
+    layer = nn.Dense(1, in_units=1, use_bias=False)
+    layer.initialize(mx.init.Constant(0.0))
+    trainer = gluon.Trainer(layer.collect_params(), mx.optimizer.SGD(lr_scheduler=sched))
+    x = nd.array([[1.0]])
+    for _ in range(3):
+        with autograd.record():
+            loss = layer(x).sum()
+        loss.backward()
+        trainer.step(1)
+    # Each step subtracts the rate of its update number: 1 + 1 + 0.5.
+    np.testing.assert_allclose(layer.weight.data().asnumpy(), [[-2.5]])
+    adam = gluon.Trainer(layer.collect_params(), mx.optimizer.Adam(learning_rate=0.01))
+    assert adam.learning_rate == pytest.approx(0.01)
+
+
+def test_lambda_blocks():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(3, in_units=2), nn.HybridLambda("tanh"), nn.HybridLambda(lambda F, x: x * 2))
+    net.initialize()
+    x = nd.array(rand(4, 2))
+    expected = net(x).asnumpy()
+    w, b = net[0].weight.data().asnumpy(), net[0].bias.data().asnumpy()
+    np.testing.assert_allclose(expected, np.tanh(x.asnumpy() @ w.T + b) * 2, rtol=1e-5, atol=1e-6)
+    net.hybridize()
+    np.testing.assert_allclose(net(x).asnumpy(), expected, rtol=1e-5, atol=1e-6)
+    assert nn.Lambda("relu")(nd.array([-1.0, 2.0])).asnumpy().tolist() == [0.0, 2.0]

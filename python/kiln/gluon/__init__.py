@@ -6,6 +6,6 @@ from . import nn, loss, data, utils
 
 Parameter = _kiln.gluon.Parameter
 ParameterDict = _kiln.gluon.ParameterDict
-Trainer = _kiln.gluon.Trainer
+from .trainer import Trainer
 
 __all__ = ["Block", "HybridBlock", "Parameter", "ParameterDict", "Trainer", "nn", "loss", "data", "utils"]

@@ -39,4 +39,30 @@ LayerNorm = _nn.LayerNorm
 InstanceNorm = _nn.InstanceNorm
 GroupNorm = _nn.GroupNorm
 
+
+
+class Lambda(Block):
+    """A block running a function of NDArrays (or the name of a kiln.nd function)."""
+
+    def __init__(self, function, prefix=None):
+        super().__init__(prefix=prefix)
+        from .. import ndarray
+        self._func = getattr(ndarray, function) if isinstance(function, str) else function
+
+    def forward(self, *args):
+        return self._func(*args)
+
+
+class HybridLambda(HybridBlock):
+    """A hybrid block running function(F, *inputs) (or the name of an F function); hybridize()
+    traces it like any HybridBlock."""
+
+    def __init__(self, function, prefix=None):
+        super().__init__(prefix=prefix)
+        self._func = (lambda F, *args: getattr(F, function)(*args)) if isinstance(function, str) else function
+
+    def hybrid_forward(self, F, *args):
+        return self._func(F, *args)
+
+
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -63,14 +63,67 @@ void bind_initializers(py::module_& g) {
            py::arg("factor_type") = "avg", py::arg("slope") = 0.25);
 }
 
+nn::Warmup warmup_of(int64_t steps, double begin_lr, const std::string& mode) {
+  KILN_CHECK(mode == "linear" || mode == "constant", ErrorCode::kInvalidArgument,
+             "warmup_mode must be 'linear' or 'constant', got '", mode, "'");
+  return {steps, begin_lr, mode == "linear" ? nn::WarmupMode::kLinear : nn::WarmupMode::kConstant};
+}
+
+void bind_lr_schedulers(py::module_& g) {
+  py::module_ lr = g.def_submodule("lr_scheduler", "Learning-rate schedules (mx.lr_scheduler)");
+  py::classh<nn::LRScheduler>(lr, "LRScheduler")
+      .def("__call__", &nn::LRScheduler::operator(), py::arg("num_update"))
+      .def_property_readonly("base_lr", &nn::LRScheduler::base_lr);
+  py::classh<nn::FactorScheduler, nn::LRScheduler>(lr, "FactorScheduler")
+      .def(py::init([](int64_t step, double factor, double stop_factor_lr, double base_lr,
+                       int64_t warmup_steps, double warmup_begin_lr, const std::string& warmup_mode) {
+             return std::make_shared<nn::FactorScheduler>(
+                 step, factor, stop_factor_lr, base_lr,
+                 warmup_of(warmup_steps, warmup_begin_lr, warmup_mode));
+           }),
+           py::arg("step"), py::arg("factor") = 1.0, py::arg("stop_factor_lr") = 1e-8,
+           py::arg("base_lr") = 0.01, py::arg("warmup_steps") = 0, py::arg("warmup_begin_lr") = 0.0,
+           py::arg("warmup_mode") = "linear");
+  py::classh<nn::MultiFactorScheduler, nn::LRScheduler>(lr, "MultiFactorScheduler")
+      .def(py::init([](std::vector<int64_t> step, double factor, double base_lr, int64_t warmup_steps,
+                       double warmup_begin_lr, const std::string& warmup_mode) {
+             return std::make_shared<nn::MultiFactorScheduler>(
+                 std::move(step), factor, base_lr, warmup_of(warmup_steps, warmup_begin_lr, warmup_mode));
+           }),
+           py::arg("step"), py::arg("factor") = 1.0, py::arg("base_lr") = 0.01, py::arg("warmup_steps") = 0,
+           py::arg("warmup_begin_lr") = 0.0, py::arg("warmup_mode") = "linear");
+  py::classh<nn::CosineScheduler, nn::LRScheduler>(lr, "CosineScheduler")
+      .def(py::init([](int64_t max_update, double base_lr, double final_lr, int64_t warmup_steps,
+                       double warmup_begin_lr, const std::string& warmup_mode) {
+             return std::make_shared<nn::CosineScheduler>(
+                 max_update, base_lr, final_lr, warmup_of(warmup_steps, warmup_begin_lr, warmup_mode));
+           }),
+           py::arg("max_update"), py::arg("base_lr") = 0.01, py::arg("final_lr") = 0.0,
+           py::arg("warmup_steps") = 0, py::arg("warmup_begin_lr") = 0.0, py::arg("warmup_mode") = "linear");
+  py::classh<nn::PolyScheduler, nn::LRScheduler>(lr, "PolyScheduler")
+      .def(py::init([](int64_t max_update, double base_lr, double pwr, double final_lr, int64_t warmup_steps,
+                       double warmup_begin_lr, const std::string& warmup_mode) {
+             return std::make_shared<nn::PolyScheduler>(
+                 max_update, base_lr, pwr, final_lr, warmup_of(warmup_steps, warmup_begin_lr, warmup_mode));
+           }),
+           py::arg("max_update"), py::arg("base_lr") = 0.01, py::arg("pwr") = 2.0, py::arg("final_lr") = 0.0,
+           py::arg("warmup_steps") = 0, py::arg("warmup_begin_lr") = 0.0, py::arg("warmup_mode") = "linear");
+}
+
 void bind_trainer(py::module_& g) {
   py::class_<nn::Trainer>(g, "Trainer")
       .def(py::init([](const py::object& params, const std::string& optimizer,
                        const py::object& optimizer_params, const py::kwargs&) {
-             const py::dict options =
-                 optimizer_params.is_none() ? py::dict() : optimizer_params.cast<py::dict>();
-             return std::make_unique<nn::Trainer>(parameters_of(params), optimizer,
-                                                  attrs_from_py(options, "Trainer(" + optimizer + ")"));
+             py::dict options = optimizer_params.is_none() ? py::dict() : py::dict(optimizer_params);
+             std::shared_ptr<const nn::LRScheduler> schedule;
+             if (options.contains("lr_scheduler")) {
+               schedule = options["lr_scheduler"].cast<std::shared_ptr<nn::LRScheduler>>();
+               PyDict_DelItemString(options.ptr(), "lr_scheduler");
+             }
+             return std::make_unique<nn::Trainer>(
+                 parameters_of(params),
+                 nn::create_optimizer(optimizer, attrs_from_py(options, "Trainer(" + optimizer + ")"),
+                                      schedule));
            }),
            py::arg("params"), py::arg("optimizer"), py::arg("optimizer_params") = py::none())
       .def(
@@ -164,6 +217,7 @@ void bind_gluon(py::module_& m) {
   bind_initializers(g);
   bind_gluon_blocks(g);
   bind_gluon_layers(g);
+  bind_lr_schedulers(g);
   bind_trainer(g);
   bind_data(g);
   bind_metrics(g);
