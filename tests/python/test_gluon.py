@@ -38,6 +38,8 @@ def test_deferred_initialization_and_sequential():
     params = net.collect_params()
     assert [params[k].shape for k in params.keys()] == [(8, 5), (8,), (2, 8), (2,)]
     assert all(k.startswith(net.prefix) for k in params.keys())
+    with pytest.raises(KeyError):
+        params["no_such_weight"]
     assert len(net) == 2 and isinstance(net[1], nn.Dense)
 
 

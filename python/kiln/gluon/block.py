@@ -14,14 +14,14 @@ _g = _kiln.gluon
 class _NameScope:
     def __init__(self, block):
         self._block = block
-        self._token = None
+        self._guard = None
 
     def __enter__(self):
-        self._token = self._block._enter_name_scope()
+        self._guard = _g._NameScope(self._block)
         return self
 
     def __exit__(self, *exc):
-        self._block._exit_name_scope(self._token)
+        self._guard.close()
         return False
 
 

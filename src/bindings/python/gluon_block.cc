@@ -105,6 +105,10 @@ py::object call_block(nn::Block& block, const py::args& args) {
   return py::cast(outputs);
 }
 
+struct NameScopeGuard {
+  std::unique_ptr<nn::NameScope> scope;
+};
+
 std::shared_ptr<nn::Parameter> own_parameter(const nn::Block& block, const std::string& attr) {
   for (const auto& [name, param] : block.collect_params_with_prefix())
     if (name == attr) return param;
@@ -187,7 +191,11 @@ void bind_gluon_blocks(py::module_& g) {
 
   py::class_<nn::ParameterDict>(g, "ParameterDict")
       .def(py::init<>())
-      .def("__getitem__", &nn::ParameterDict::get)
+      .def("__getitem__",
+           [](const nn::ParameterDict& d, const std::string& name) {
+             if (!d.contains(name)) throw py::key_error(name);
+             return d.get(name);
+           })
       .def("__contains__", &nn::ParameterDict::contains)
       .def("__len__", &nn::ParameterDict::size)
       .def("__iter__", [](const nn::ParameterDict& d) { return py::iter(py::cast(d.keys())); })
@@ -277,13 +285,15 @@ void bind_gluon_blocks(py::module_& g) {
                         "': parameters can only be added to blocks defined in Python");
              return plain->add_parameter(attr, options);
            })
-      .def("_enter_name_scope",
-           [](nn::Block& b) { return reinterpret_cast<uintptr_t>(new nn::NameScope(b)); })
-      .def("_exit_name_scope",
-           [](nn::Block&, uintptr_t scope) { delete reinterpret_cast<nn::NameScope*>(scope); })
       .def("_own_parameter", &own_parameter)
       .def("forward", [](nn::Block& b, const py::args& args) { return call_block(b, args); })
       .def("__call__", [](nn::Block& b, const py::args& args) { return call_block(b, args); });
+
+  // `with block.name_scope():` holds one of these; blocks made inside are the block's children by name.
+  py::class_<NameScopeGuard>(g, "_NameScope")
+      .def(py::init([](nn::Block& block) { return NameScopeGuard{std::make_unique<nn::NameScope>(block)}; }),
+           py::keep_alive<1, 2>())
+      .def("close", [](NameScopeGuard& guard) { guard.scope.reset(); });
 
   py::classh<nn::HybridBlock, nn::Block, PyHybridBlock>(g, "HybridBlock")
       .def(py::init<const std::string&, const std::string&>(), py::arg("hint"), py::arg("prefix") = "")
