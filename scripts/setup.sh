@@ -10,7 +10,7 @@ apt_packages=(
   clang-format clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
   libonnx-dev libprotobuf-dev
-  python3 python3-venv python3-pip
+  python3 python3-venv python3-pip python3-dev
 )
 
 missing=()
