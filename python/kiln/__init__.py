@@ -18,10 +18,10 @@ from .context import Context, cpu, gpu, num_gpus, current_context
 from . import ndarray
 from . import ndarray as nd
 from . import autograd
-from . import init, metric, lr_scheduler, optimizer, gluon
+from . import init, metric, lr_scheduler, optimizer, name, gluon
 from . import symbol
 from . import symbol as sym
 from . import init as initializer
 
 __all__ = ["KilnError", "MXNetError", "Context", "cpu", "gpu", "num_gpus", "current_context",
-           "Predictor", "nd", "ndarray", "sym", "symbol", "autograd", "gluon", "init", "initializer", "metric", "lr_scheduler", "optimizer", "random", "profiler", "context", "base"]
+           "Predictor", "nd", "ndarray", "sym", "symbol", "autograd", "gluon", "init", "initializer", "metric", "lr_scheduler", "optimizer", "name", "random", "profiler", "context", "base"]

@@ -242,3 +242,49 @@ def test_lambda_blocks():
     net.hybridize()
     np.testing.assert_allclose(net(x).asnumpy(), expected, rtol=1e-5, atol=1e-6)
     assert nn.Lambda("relu")(nd.array([-1.0, 2.0])).asnumpy().tolist() == [0.0, 2.0]
+
+
+NET_SOURCE = """
+class Block(gluon.HybridBlock):
+    def __init__(self, **kwargs):
+        super(Block, self).__init__(**kwargs)
+        with self.name_scope():
+            self.body = nn.HybridSequential()
+            self.body.add(nn.Dense(8, activation="relu"), nn.Dense(4))
+            self.skip = nn.Dense(4)
+
+    def hybrid_forward(self, F, x):
+        return self.body(x) + self.skip(x)
+
+
+net = nn.HybridSequential()
+with net.name_scope():
+    net.add(Block(), nn.Dense(2))
+"""
+
+
+def test_same_names_and_parameters_as_mxnet(tmp_path, run_mxnet):
+    """The same Gluon code under Kiln and MXNet 1.9.1 names its parameters alike, and MXNet loads the
+    parameters Kiln saved and computes the same output."""
+    scope = {"gluon": gluon, "nn": nn}
+    with mx.name.NameManager():  # names count from zero, as in the fresh MXNet process
+        exec(NET_SOURCE, scope)
+    net = scope["net"]
+    net.initialize(mx.init.Xavier())
+    x = rand(3, 5)
+    expected = net(nd.array(x)).asnumpy()
+    params = str(tmp_path / "net.params")
+    net.save_parameters(params)
+    np.save(str(tmp_path / "x.npy"), x)
+    out = run_mxnet(f"""
+import mxnet as mx, numpy as np
+from mxnet import gluon
+from mxnet.gluon import nn
+{NET_SOURCE}
+net.load_parameters({params!r})
+print(sorted(net.collect_params().keys()))
+print(repr(net(mx.nd.array(np.load({str(tmp_path / 'x.npy')!r}))).asnumpy().tolist()))
+""")
+    keys, values = out.strip().split("\n")
+    assert eval(keys) == sorted(net.collect_params().keys())
+    np.testing.assert_allclose(np.array(eval(values)), expected, rtol=1e-5, atol=1e-6)

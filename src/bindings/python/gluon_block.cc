@@ -109,6 +109,10 @@ struct NameScopeGuard {
   std::unique_ptr<nn::NameScope> scope;
 };
 
+struct NameManagerGuard {
+  std::unique_ptr<nn::NameManager> manager;
+};
+
 std::shared_ptr<nn::Parameter> own_parameter(const nn::Block& block, const std::string& attr) {
   for (const auto& [name, param] : block.collect_params_with_prefix())
     if (name == attr) return param;
@@ -294,6 +298,11 @@ void bind_gluon_blocks(py::module_& g) {
       .def(py::init([](nn::Block& block) { return NameScopeGuard{std::make_unique<nn::NameScope>(block)}; }),
            py::keep_alive<1, 2>())
       .def("close", [](NameScopeGuard& guard) { guard.scope.reset(); });
+
+  // `with mx.name.NameManager():` holds one of these; block names count from zero inside.
+  py::class_<NameManagerGuard>(g, "_NameManager")
+      .def(py::init([] { return NameManagerGuard{std::make_unique<nn::NameManager>()}; }))
+      .def("close", [](NameManagerGuard& guard) { guard.manager.reset(); });
 
   py::classh<nn::HybridBlock, nn::Block, PyHybridBlock>(g, "HybridBlock")
       .def(py::init<const std::string&, const std::string&>(), py::arg("hint"), py::arg("prefix") = "")
