@@ -90,6 +90,7 @@ def test_reshape_slicing_indexing():
     np.testing.assert_array_equal(a.T.asnumpy(), x.T)
     np.testing.assert_array_equal(a.transpose((1, 0, 2)).asnumpy(), x.transpose(1, 0, 2))
     assert a[1, 2, 3].asscalar() == pytest.approx(float(x[1, 2, 3]))
+    assert a[1, 2, 3].shape == (1,) and a[0][0][0].shape == (1,)  # MXNet 1.x has no 0-d results
     assert [r.shape for r in a] == [(5, 6)] * 4
 
 
@@ -240,3 +241,16 @@ def test_gil_is_released_while_kiln_works():
     stop.set()
     counter.join()
     assert during > 1000
+
+
+def test_split_dropout_and_argmax_shapes():
+    x = rand(2, 6)
+    parts = mx.nd.split(mx.nd.array(x), num_outputs=3, axis=1)
+    for part, expected in zip(parts, np.split(x, 3, axis=1)):
+        np.testing.assert_array_equal(part.asnumpy(), expected)
+    ones = mx.nd.ones((8, 1000))
+    np.testing.assert_array_equal(mx.nd.Dropout(ones, p=0.5).asnumpy(), 1)  # predict mode: identity
+    with mx.autograd.train_mode():
+        dropped = mx.nd.Dropout(ones, p=0.5).asnumpy()
+    assert set(np.unique(dropped)) <= {0.0, 2.0} and abs((dropped > 0).mean() - 0.5) < 0.05
+    assert mx.nd.array([3, 9, 2]).argmax().asnumpy().tolist() == [1.0]

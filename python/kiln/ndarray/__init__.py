@@ -232,8 +232,8 @@ def norm(data, ord=2, axis=None, keepdims=False, **kwargs):  # noqa: A002
 
 def _arg_reduce(op):
     def fn(data, axis=None, keepdims=False, **kwargs):
-        if axis is None:
-            data, axis = data.reshape((-1,)), 0
+        if axis is None:  # over the flattened array, giving shape (1,)
+            data, axis, keepdims = data.reshape((-1,)), 0, True
         # MXNet returns the indices as floats in the data's dtype.
         return _invoke1(op, [data], axis=axis, keepdims=int(keepdims)).astype(data.dtype)
     return fn

@@ -137,6 +137,7 @@ NDArray index_array(const py::object& key) {
   return from_numpy(py::array_t<int64_t, py::array::c_style | py::array::forcecast>(key), cpu());
 }
 
+// As in MXNet 1.x, indexing every axis with an int gives shape (1,), not a 0-d array.
 NDArray getitem(const NDArray& a, const py::object& key) {
   if (is_advanced_index(key)) {
     const NDArray indices = index_array(key);
@@ -146,12 +147,13 @@ NDArray getitem(const NDArray& a, const py::object& key) {
   if (py::isinstance<py::int_>(key) && a.ndim() > 0) {
     const auto index = key.cast<int64_t>();
     py::gil_scoped_release release;
-    return a.at(index);
+    const NDArray row = a.at(index);
+    return row.ndim() == 0 ? row.reshape(Shape{1}) : row;
   }
   IndexedView v = basic_index(a, key);
   if (!v.drops_axes) return v.view;
   py::gil_scoped_release release;
-  return v.view.reshape(v.dropped);
+  return v.view.reshape(v.dropped.ndim() == 0 ? Shape{1} : v.dropped);
 }
 
 void setitem(const NDArray& a, const py::object& key, const py::object& value) {
