@@ -118,3 +118,19 @@ def test_profiler_writes_chrome_trace(tmp_path):
     assert "MatMul" in mx.profiler.dumps(reset=True)
     with pytest.raises(mx.KilnError, match="run"):
         mx.profiler.set_state("go")
+
+
+def test_predictor_from_several_python_threads(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(32, activation="relu"), mx.gluon.nn.Dense(4))
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    inputs = [rand(3, 8) for _ in range(16)]
+    expected = [net(mx.nd.array(x)).asnumpy() for x in inputs]
+    net.export(str(tmp_path / "mlp"))
+    p = mx.Predictor(str(tmp_path / "mlp"))
+    with ThreadPoolExecutor(max_workers=4) as pool:  # predict releases the GIL: the calls overlap
+        outputs = list(pool.map(lambda x: p.predict([x])[0].asnumpy(), inputs))
+    for out, exp in zip(outputs, expected):
+        np.testing.assert_allclose(out, exp, rtol=1e-5, atol=1e-6)
