@@ -31,6 +31,7 @@ NDArray from_numpy(const py::array& array, Device device) {
   return NDArray(std::move(t));
 }
 
+// A copy of the values; bfloat16, which numpy lacks, comes out as float32.
 py::array to_numpy(const NDArray& a) {
   Tensor t;
   {
