@@ -10,7 +10,7 @@ apt_packages=(
   clang-format clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
   libonnx-dev libprotobuf-dev
-  python3 python3-venv python3-pip
+  python3 python3-venv python3-pip python3-dev
 )
 
 missing=()
@@ -31,7 +31,7 @@ python_bin=$(command -v python3)
 if [ ! -x .venv/bin/python ]; then
   "$python_bin" -m venv .venv
 fi
-if ! .venv/bin/python -c "import numpy, onnx, ml_dtypes" 2>/dev/null; then
+if ! .venv/bin/python -c "import numpy, onnx, ml_dtypes, pybind11, pytest" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r scripts/requirements-test.txt
 fi

@@ -1,0 +1,11 @@
+"""Gluon (mx.gluon): blocks, layers (nn), losses (loss), the Trainer, data loading (data) and
+utilities, bound from Kiln's C++ Gluon (kiln/nn)."""
+from .. import _kiln
+from .block import Block, HybridBlock
+from . import nn, loss, data, utils
+
+Parameter = _kiln.gluon.Parameter
+ParameterDict = _kiln.gluon.ParameterDict
+from .trainer import Trainer
+
+__all__ = ["Block", "HybridBlock", "Parameter", "ParameterDict", "Trainer", "nn", "loss", "data", "utils"]

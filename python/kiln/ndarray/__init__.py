@@ -1,0 +1,409 @@
+"""NDArray (mx.nd): Kiln's asynchronous array and the functions on it, with MXNet's names.
+
+Every function runs a registered C++ op (pushed to Kiln's dependency engine and returning at
+once); values are read by asnumpy(), asscalar() or printing, which wait for the result.
+"""
+import numpy as _np
+
+from .. import _kiln
+from .._kiln import NDArray, waitall, from_dlpack, save, load
+from ..context import cpu
+from . import random
+
+_invoke = _kiln.invoke
+
+
+def _invoke1(op, inputs, **attrs):
+    return _invoke(op, inputs, attrs)[0]
+
+
+def _ctx(ctx):
+    return cpu() if ctx is None else ctx
+
+
+# ---- creation ---------------------------------------------------------------------------------
+
+def array(source_array, ctx=None, dtype=None):
+    """An array with a copy of `source_array` (numpy array, NDArray, nested lists or a number).
+    As in MXNet, the dtype is float32 unless given (an NDArray keeps its own)."""
+    if isinstance(source_array, NDArray):
+        dtype = source_array.dtype if dtype is None else dtype
+        return source_array.astype(dtype).as_in_context(_ctx(ctx))
+    dtype = _np.float32 if dtype is None else dtype
+    return _kiln.from_numpy(_np.ascontiguousarray(source_array, dtype=dtype), _ctx(ctx))
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs):
+    return _kiln.full(shape, 0.0, dtype, _ctx(ctx))
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    return _kiln.full(shape, 1.0, dtype, _ctx(ctx))
+
+
+def full(shape, val, ctx=None, dtype=None, **kwargs):
+    return _kiln.full(shape, float(val), dtype, _ctx(ctx))
+
+
+def empty(shape, ctx=None, dtype=None):
+    return _kiln.empty(shape, dtype, _ctx(ctx))
+
+
+def zeros_like(data, **kwargs):
+    return _kiln.full(data.shape, 0.0, data.dtype, data.context)
+
+
+def ones_like(data, **kwargs):
+    return _kiln.full(data.shape, 1.0, data.dtype, data.context)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, ctx=None, dtype=None, **kwargs):
+    if stop is None:
+        start, stop = 0.0, start
+    out = _kiln.arange(float(start), float(stop), float(step), dtype)
+    if repeat != 1:
+        out = tile(out.reshape((-1, 1)), (1, repeat)).reshape((-1,))
+    return out
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
+    return array(_np.eye(N, M if M else N, k), ctx, dtype)
+
+
+# ---- arithmetic with broadcasting -------------------------------------------------------------
+
+def _as_array(x, like):
+    return x if isinstance(x, NDArray) else _kiln.full((), float(x), like.dtype, like.context)
+
+
+def _binary(op):
+    def fn(lhs, rhs, out=None, **kwargs):
+        if not isinstance(lhs, NDArray):
+            lhs = _as_array(lhs, rhs)
+        rhs = _as_array(rhs, lhs)
+        if out is not None:
+            _kiln.invoke_into(op, [lhs, rhs], [out])
+            return out
+        return _invoke1(op, [lhs, rhs])
+    fn.__name__ = op
+    return fn
+
+
+add = broadcast_add = elemwise_add = broadcast_plus = _binary("Add")
+subtract = broadcast_sub = elemwise_sub = broadcast_minus = _binary("Sub")
+multiply = broadcast_mul = elemwise_mul = _binary("Mul")
+divide = broadcast_div = elemwise_div = true_divide = _binary("Div")
+power = broadcast_power = _binary("Pow")
+maximum = broadcast_maximum = _binary("Max")
+minimum = broadcast_minimum = _binary("Min")
+
+
+def _comparison(method):
+    def fn(lhs, rhs):
+        return getattr(lhs, method)(rhs)
+    return fn
+
+
+equal = broadcast_equal = _comparison("__eq__")
+not_equal = broadcast_not_equal = _comparison("__ne__")
+greater = broadcast_greater = _comparison("__gt__")
+greater_equal = broadcast_greater_equal = _comparison("__ge__")
+lesser = broadcast_lesser = _comparison("__lt__")
+lesser_equal = broadcast_lesser_equal = _comparison("__le__")
+
+
+def where(condition, x, y):
+    return _invoke1("Where", [condition.astype("bool"), x, y])
+
+
+def dot(lhs, rhs, transpose_a=False, transpose_b=False, **kwargs):
+    if transpose_a:
+        lhs = lhs.T
+    if transpose_b:
+        rhs = rhs.T
+    return _kiln.dot(lhs, rhs)
+
+
+def batch_dot(lhs, rhs, transpose_a=False, transpose_b=False, **kwargs):
+    if transpose_a:
+        lhs = lhs.transpose((0, 2, 1))
+    if transpose_b:
+        rhs = rhs.transpose((0, 2, 1))
+    return _kiln.dot(lhs, rhs)
+
+
+# ---- elementwise math -------------------------------------------------------------------------
+
+def _unary(op):
+    def fn(data, **kwargs):
+        return _invoke1(op, [data])
+    fn.__name__ = op.lower()
+    return fn
+
+
+exp = _unary("Exp")
+log = _unary("Log")
+sqrt = _unary("Sqrt")
+abs = _unary("Abs")  # noqa: A001 (MXNet's name)
+sign = _unary("Sign")
+negative = _unary("Neg")
+reciprocal = _unary("Reciprocal")
+relu = _unary("Relu")
+sigmoid = _unary("Sigmoid")
+tanh = _unary("Tanh")
+sin = _unary("Sin")
+cos = _unary("Cos")
+tan = _unary("Tan")
+arcsin = _unary("Asin")
+arccos = _unary("Acos")
+arctan = _unary("Atan")
+floor = _unary("Floor")
+ceil = _unary("Ceil")
+round = _unary("Round")  # noqa: A001
+erf = _unary("Erf")
+softsign = _unary("Softsign")
+
+
+def square(data, **kwargs):
+    return data * data
+
+
+def rsqrt(data, **kwargs):
+    return reciprocal(sqrt(data))
+
+
+def log_softmax(data, axis=-1, **kwargs):
+    return _invoke1("LogSoftmax", [data], axis=axis)
+
+
+def softmax(data, axis=-1, **kwargs):
+    return _invoke1("Softmax", [data], axis=axis)
+
+
+def clip(data, a_min, a_max, **kwargs):
+    return _invoke1("Clip", [data, _as_array(a_min, data), _as_array(a_max, data)])
+
+
+def Activation(data, act_type="relu", **kwargs):
+    ops = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "softrelu": "Softplus",
+           "softsign": "Softsign"}
+    if act_type not in ops:
+        raise ValueError(f"Activation: unknown act_type '{act_type}' (known: {', '.join(ops)})")
+    return _invoke1(ops[act_type], [data])
+
+
+def LeakyReLU(data, act_type="leaky", slope=0.25, **kwargs):
+    if act_type == "leaky":
+        return _invoke1("LeakyRelu", [data], alpha=float(slope))
+    if act_type == "elu":
+        return _invoke1("Elu", [data], alpha=float(slope))
+    if act_type == "gelu":
+        return _invoke1("Gelu", [data])
+    raise ValueError(f"LeakyReLU: unsupported act_type '{act_type}'")
+
+
+# ---- reductions -------------------------------------------------------------------------------
+
+def sum(data, axis=None, keepdims=False, exclude=False, **kwargs):  # noqa: A001
+    return data._reduce("ReduceSum", axis, keepdims, exclude)
+
+
+def mean(data, axis=None, keepdims=False, exclude=False, **kwargs):
+    return data._reduce("ReduceMean", axis, keepdims, exclude)
+
+
+def max(data, axis=None, keepdims=False, exclude=False, **kwargs):  # noqa: A001
+    return data._reduce("ReduceMax", axis, keepdims, exclude)
+
+
+def min(data, axis=None, keepdims=False, exclude=False, **kwargs):  # noqa: A001
+    return data._reduce("ReduceMin", axis, keepdims, exclude)
+
+
+def prod(data, axis=None, keepdims=False, exclude=False, **kwargs):
+    return data._reduce("ReduceProd", axis, keepdims, exclude)
+
+
+def norm(data, ord=2, axis=None, keepdims=False, **kwargs):  # noqa: A002
+    if ord not in (1, 2):
+        raise ValueError(f"norm: ord must be 1 or 2, got {ord}")
+    return data._reduce("ReduceL2" if ord == 2 else "ReduceL1", axis, keepdims, False)
+
+
+def _arg_reduce(op):
+    def fn(data, axis=None, keepdims=False, **kwargs):
+        if axis is None:  # over the flattened array, giving shape (1,)
+            data, axis, keepdims = data.reshape((-1,)), 0, True
+        # MXNet returns the indices as floats in the data's dtype.
+        return _invoke1(op, [data], axis=axis, keepdims=int(keepdims)).astype(data.dtype)
+    return fn
+
+
+def sum_axis(data, axis=None, keepdims=False, **kwargs):
+    return sum(data, axis, keepdims)
+
+
+argmax = _arg_reduce("ArgMax")
+argmin = _arg_reduce("ArgMin")
+
+
+def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32", **kwargs):
+    k_array = _kiln.full((1,), float(k), "int64", data.context)
+    values, indices = _invoke("TopK", [data, k_array], {"axis": axis, "largest": int(not is_ascend)})
+    if ret_typ == "value":
+        return values
+    if ret_typ == "both":
+        return [values, indices.astype(dtype)]
+    return indices.astype(dtype)
+
+
+# ---- shapes -----------------------------------------------------------------------------------
+
+def reshape(data, shape=None, **kwargs):
+    return data.reshape(shape)
+
+
+def transpose(data, axes=None, **kwargs):
+    return data.transpose(axes)
+
+
+def flatten(data, **kwargs):
+    return data.reshape((data.shape[0], -1)) if data.ndim else data.reshape((1, 1))
+
+
+Flatten = flatten
+
+
+def expand_dims(data, axis, **kwargs):
+    shape = list(data.shape)
+    axis = axis if axis >= 0 else axis + len(shape) + 1
+    return data.reshape(tuple(shape[:axis] + [1] + shape[axis:]))
+
+
+def squeeze(data, axis=None, **kwargs):
+    shape = data.shape
+    if axis is None:
+        axes = [i for i, d in enumerate(shape) if d == 1]
+    else:
+        axes = [a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis)]
+    return data.reshape(tuple(d for i, d in enumerate(shape) if i not in axes))
+
+
+def concat(*data, dim=1, **kwargs):
+    return _invoke1("Concat", list(data), axis=dim)
+
+
+def stack(*data, axis=0, **kwargs):
+    return concat(*[expand_dims(d, axis) for d in data], dim=axis)
+
+
+def split(data, num_outputs, axis=1, squeeze_axis=False, **kwargs):
+    outs = _invoke("Split", [data], {"axis": axis, "num_outputs": num_outputs}, num_outputs)
+    if squeeze_axis:
+        outs = [squeeze(o, axis) for o in outs]
+    return outs if num_outputs > 1 else outs[0]
+
+
+def slice_axis(data, axis, begin, end, **kwargs):
+    n = data.shape[axis]
+    end = n if end is None else end
+    index = [slice(None)] * (axis % data.ndim) + [slice(begin, end)]
+    return data[tuple(index)]
+
+
+def tile(data, reps, **kwargs):
+    reps = tuple(reps)
+    if len(reps) < data.ndim:
+        reps = (1,) * (data.ndim - len(reps)) + reps
+    elif len(reps) > data.ndim:
+        data = data.reshape((1,) * (len(reps) - data.ndim) + data.shape)
+    return _invoke1("Tile", [data, array(reps, dtype="int64")])
+
+
+def broadcast_to(data, shape, **kwargs):
+    shape = tuple(d if s == 0 else s for d, s in zip(data.shape, shape)) if len(shape) == data.ndim else shape
+    return _invoke1("Expand", [data, array(shape, dtype="int64")])
+
+
+def broadcast_like(lhs, rhs, **kwargs):
+    return broadcast_to(lhs, rhs.shape)
+
+
+def take(a, indices, axis=0, **kwargs):
+    return _invoke1("Gather", [a, indices.astype("int64")], axis=axis)
+
+
+def one_hot(indices, depth, on_value=1.0, off_value=0.0, dtype="float32", **kwargs):
+    values = array([off_value, on_value], dtype=dtype)
+    return _invoke1("OneHot", [indices.astype("int64"), array([depth], dtype="int64"), values], axis=-1)
+
+
+def cast(data, dtype, **kwargs):
+    return data.astype(dtype)
+
+
+Cast = cast
+
+
+def Dropout(data, p=0.5, **kwargs):
+    from .. import autograd
+    if not autograd.is_training() or p == 0:
+        return data
+    return _invoke("Dropout", [data, full((), p), full((), 1, dtype="bool")], {}, 1)[0]
+
+
+def to_dlpack_for_read(data):
+    return data.__dlpack__()
+
+
+to_dlpack_for_write = to_dlpack_for_read
+
+
+# ---- NDArray methods written on top of the functions above ------------------------------------
+
+def _asscalar(self):
+    if self.size != 1:
+        raise ValueError(f"asscalar: the array must have exactly one element, its shape is {self.shape}")
+    return self.asnumpy().reshape(()).item()
+
+
+def _repr(self):
+    shape = "x".join(str(d) for d in self.shape)
+    return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
+
+
+def _iter(self):
+    for i in range(len(self)):
+        yield self[i]
+
+
+def _bool(self):
+    if self.size != 1:
+        raise ValueError("The truth value of an NDArray with more than one element is ambiguous.")
+    return bool(self.asscalar())
+
+
+def _array(self, dtype=None, copy=None):
+    out = self.asnumpy()
+    return out if dtype is None else out.astype(dtype)
+
+
+_METHODS = {
+    "asscalar": _asscalar, "__repr__": _repr, "__str__": _repr, "__iter__": _iter, "__bool__": _bool,
+    "__float__": lambda self: float(_asscalar(self)), "__int__": lambda self: int(_asscalar(self)),
+    "__array__": _array, "tolist": lambda self: self.asnumpy().tolist(),
+    "sum": sum, "mean": mean, "max": max, "min": min, "prod": prod, "norm": norm,
+    "argmax": argmax, "argmin": argmin, "topk": topk,
+    "exp": exp, "log": log, "sqrt": sqrt, "square": square, "abs": abs, "sign": sign,
+    "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax, "log_softmax": log_softmax,
+    "clip": clip, "flatten": flatten, "expand_dims": expand_dims, "squeeze": squeeze,
+    "tile": tile, "broadcast_to": broadcast_to, "broadcast_like": broadcast_like,
+    "zeros_like": zeros_like, "ones_like": ones_like, "slice_axis": slice_axis, "take": take,
+    "one_hot": one_hot, "split": split,
+}
+for _name, _fn in _METHODS.items():
+    setattr(NDArray, _name, _fn)
+NDArray.stype = "default"  # Kiln's arrays are dense
+NDArray.__array_priority__ = 1000.0  # numpy defers `ndarray op NDArray` to NDArray's operators
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,118 @@
+// kiln.Predictor: the C++ Predictor for inference from Python. Inputs are NDArrays or numpy arrays
+// (viewed without copying for the call); outputs are NDArrays owning the result tensors.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <kiln/predictor.hpp>
+
+#include "bindings.h"
+
+namespace kiln::python {
+
+namespace {
+
+// A view of a numpy array or an NDArray's values. A numpy array stays referenced while the view
+// lives (an output may alias an input).
+Tensor input_tensor(const py::handle& value, const std::string& name) {
+  if (py::isinstance<NDArray>(value)) {
+    const NDArray a = value.cast<NDArray>();
+    py::gil_scoped_release release;
+    return a.tensor();
+  }
+  KILN_CHECK(py::isinstance<py::array>(value), ErrorCode::kInvalidArgument, "Predictor.predict: input '",
+             name, "' must be an NDArray or a numpy array");
+  const auto array = py::reinterpret_borrow<py::array>(value);
+  KILN_CHECK(array.flags() & py::array::c_style, ErrorCode::kInvalidArgument, "Predictor.predict: input '",
+             name, "' must be C-contiguous");
+  const DType dtype = dtype_from_py(array.dtype());
+  std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
+  auto* keep = new py::object(array);
+  auto storage = Storage::wrap(const_cast<void*>(array.data()), static_cast<size_t>(array.nbytes()), cpu(),
+                               [keep](void*) {
+                                 py::gil_scoped_acquire acquire;
+                                 delete keep;
+                               });
+  return Tensor(std::move(storage), Shape(std::move(dims)), dtype);
+}
+
+std::vector<NDArray> to_ndarrays(std::vector<Tensor> tensors) {
+  std::vector<NDArray> out;
+  for (auto& t : tensors) out.emplace_back(std::move(t));
+  return out;
+}
+
+py::dict spec_dict(const TensorSpec& spec) {
+  py::dict d;
+  d["name"] = spec.name;
+  d["dtype"] = numpy_type(spec.dtype);
+  d["shape"] = spec.known ? py::object(shape_to_py(spec.shape)) : py::object(py::none());
+  return d;
+}
+
+}  // namespace
+
+void bind_predictor(py::module_& m) {
+  py::class_<Predictor>(m, "Predictor")
+      .def(py::init([](const std::string& path, const std::string& opt_level, const std::string& kernels,
+                       const std::string& precision, int threads, int epoch, size_t max_cached_plans) {
+             py::gil_scoped_release release;
+             return Predictor::load(path, {.threads = threads,
+                                           .opt_level = opt_level,
+                                           .kernels = kernels,
+                                           .precision = precision,
+                                           .max_cached_plans = max_cached_plans,
+                                           .epoch = epoch});
+           }),
+           py::arg("model_path"), py::arg("opt_level") = "basic", py::arg("kernels") = "fast",
+           py::arg("precision") = "fp32", py::arg("threads") = 0, py::arg("epoch") = -1,
+           py::arg("max_cached_plans") = 16)
+      .def_property_readonly("name", &Predictor::name)
+      .def_property_readonly("input_names", &Predictor::input_names)
+      .def_property_readonly("output_names", &Predictor::output_names)
+      .def_property_readonly("inputs",
+                             [](const Predictor& p) {
+                               py::list out;
+                               for (const auto& s : p.inputs()) out.append(spec_dict(s));
+                               return out;
+                             })
+      .def_property_readonly("outputs",
+                             [](const Predictor& p) {
+                               py::list out;
+                               for (const auto& s : p.outputs()) out.append(spec_dict(s));
+                               return out;
+                             })
+      .def_property_readonly("num_cached_plans", &Predictor::num_cached_plans)
+      .def(
+          "predict",
+          [](const Predictor& p, const py::object& inputs, const py::kwargs& named) -> py::object {
+            if (!named.empty() || py::isinstance<py::dict>(inputs)) {
+              const py::dict by_name =
+                  py::isinstance<py::dict>(inputs) ? inputs.cast<py::dict>() : py::dict(named);
+              std::map<std::string, Tensor> tensors;
+              for (const auto& [k, v] : by_name)
+                tensors[k.cast<std::string>()] = input_tensor(v, k.cast<std::string>());
+              std::vector<Tensor> out;
+              {
+                py::gil_scoped_release release;
+                out = p.predict(tensors);
+              }
+              return py::cast(to_ndarrays(std::move(out)));
+            }
+            std::vector<Tensor> tensors;
+            const auto names = p.input_names();
+            size_t i = 0;
+            for (const py::handle v : inputs) {
+              tensors.push_back(input_tensor(v, i < names.size() ? names[i] : std::to_string(i)));
+              ++i;
+            }
+            std::vector<Tensor> out;
+            {
+              py::gil_scoped_release release;
+              out = p.predict(tensors);
+            }
+            return py::cast(to_ndarrays(std::move(out)));
+          },
+          py::arg("inputs") = py::none());
+}
+
+}  // namespace kiln::python
