@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -92,6 +93,28 @@ ReducePlan make_plan(const Shape& in, const std::vector<bool>& reduced) {
     plan.inner *= in[d];
   }
   return plan;
+}
+
+// Reduced axes on both sides of one run of kept axes: x viewed as (before, kept, after), reduced
+// over before and after (batch statistics and bias gradients of NCHW tensors, over N, H and W).
+struct AroundPlan {
+  int64_t before = 1, kept = 1, after = 1;
+};
+
+std::optional<AroundPlan> around_plan(const Shape& in, const std::vector<bool>& reduced) {
+  // The runs of reduced and kept axes, size-1 axes (which move no data) left out.
+  std::vector<std::pair<bool, int64_t>> runs;
+  for (int d = 0; d < in.ndim(); ++d) {
+    if (in[d] == 1) continue;
+    const bool r = reduced[static_cast<size_t>(d)];
+    if (!runs.empty() && runs.back().first == r) {
+      runs.back().second *= in[d];
+    } else {
+      runs.emplace_back(r, in[d]);
+    }
+  }
+  if (runs.size() != 3 || !runs[0].first) return std::nullopt;
+  return AroundPlan{runs[0].second, runs[1].second, runs[2].second};
 }
 
 // ---- Reducers: an accumulator, its identity, one step per element, the merge of two partial
@@ -360,6 +383,23 @@ void reduce_block(const T* x, T* y, const ReducePlan& plan) {
   }
 }
 
+// The (before, kept, after) case: each row of `after` elements is reduced where it lies, with no
+// transposing copy, and each kept index is finished by one thread (results do not depend on the
+// thread count).
+template <class T, class R>
+void reduce_around(const T* x, T* y, const AroundPlan& plan) {
+  using Acc = typename R::Acc;
+  const int64_t per_output = plan.before * plan.after;
+  parallel_for(0, plan.kept, reduce_grain(per_output), [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {
+      Acc acc = R::init();
+      for (int64_t a = 0; a < plan.before; ++a)
+        R::combine(acc, reduce_run<T, R>(x + (a * plan.kept + k) * plan.after, plan.after));
+      y[k] = R::finish(acc, per_output);
+    }
+  });
+}
+
 bool keepdims_of(const Attrs& attrs) {
   return attrs.get_int("keepdims") == 1;
 }
@@ -386,7 +426,17 @@ template <template <class> class Reducer, const auto& Allowed>
 void reduce_kernel(KernelContext& ctx) {
   const Tensor& data = ctx.input(0);
   const auto axes = ctx.has_input(1) ? read_int_values(ctx.input(1), "axes") : std::vector<int64_t>{};
-  const ReducePlan plan = make_plan(data.shape(), select_axes(data.ndim(), axes, noop_of(ctx.attrs), "axes"));
+  const std::vector<bool> reduced = select_axes(data.ndim(), axes, noop_of(ctx.attrs), "axes");
+  if (const std::optional<AroundPlan> around = around_plan(data.shape(), reduced)) {
+    dispatch_dtype(data.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (contains(Allowed, dtype_of<T>)) {
+        reduce_around<T, Reducer<T>>(data.data<T>(), ctx.output(0).data<T>(), *around);
+      }
+    });
+    return;
+  }
+  const ReducePlan plan = make_plan(data.shape(), reduced);
   const Tensor x = plan.perm.empty() ? data : data.transpose(plan.perm).contiguous();
   dispatch_dtype(data.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -118,8 +118,10 @@ def write_reduce(root, name, op, x, axes, keepdims=1, noop=0, rtol=1e-5):
 
 
 # (shape, axes, keepdims): one axis, negative, several adjacent, non-adjacent (transposed),
-# size-1 axes in between, all axes, and a strided axis wide enough for several inner blocks.
+# reduced on both sides of the kept ones (batch statistics over N, H, W: reduced in place), size-1
+# axes in between, all axes, and a strided axis wide enough for several inner blocks.
 LAYOUTS = [
+    ((4, 3, 2, 5), [0, 2, 3], 1),
     ((3, 4, 5), [1], 1),
     ((3, 4, 5), [-1], 0),
     ((3, 4, 5), [0, 1], 1),
@@ -164,6 +166,8 @@ def write(root):
                          [1], 1)
             write_reduce(root, f"reduce_{short}_nonadjacent_large", op,
                          op_sample(op, (4, 30, 5, 40), "float32"), [0, 2], 0)
+            write_reduce(root, f"reduce_{short}_around_large", op, op_sample(op, (32, 16, 9, 9), "float32"),
+                         [0, 2, 3], 1)
             # Few outputs from long reductions: the reduced axis is split into parts merged after.
             write_reduce(root, f"reduce_{short}_all_large", op, op_sample(op, (70001,), "float32"), None, 0)
             write_reduce(root, f"reduce_{short}_columns_large", op, op_sample(op, (40000, 3), "float32"),
