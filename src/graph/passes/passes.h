@@ -24,8 +24,8 @@ struct ConstantFoldingOptions {
 };
 // Evaluates nodes whose inputs are all constants with the op's reference kernel and turns their
 // outputs into initializers; also folds Shape and Size of values whose shape is fully known.
-// Random ops and Dropout in training mode are left alone. Infers shapes as it goes, so it needs
-// none and provides them.
+// Random ops, Dropout in training mode and DequantizeLinear (whose int8 input quantized kernels
+// read) are left alone. Infers shapes as it goes, so it needs none and provides them.
 Pass constant_folding_pass(ConstantFoldingOptions options = {});
 
 // Rewrites a Reshape shape computed as Concat of the reshaped tensor's own dimensions (read through
