@@ -52,6 +52,12 @@ Pass fuse_gelu_pass();
 // x * Sigmoid(x) as SiLU). Needs shapes.
 Pass fuse_post_ops_pass();
 
+// Turns the QDQ form into int8 ops: DequantizeLinear -> Conv (+ bias) -> [Add of a dequantized
+// residual] -> [Relu | Clip] -> [QuantizeLinear] becomes one FusedQLinearConv, and MaxPool,
+// Reshape, Flatten, Squeeze, Unsqueeze and Transpose between a DequantizeLinear and a
+// QuantizeLinear of the same parameters run on the 8-bit values. Needs shapes.
+Pass fuse_quantized_ops_pass();
+
 // The inverse: each fused op becomes its base op followed by the standard ops it stands for, for
 // formats that lack Kiln's fused ops (ONNX).
 Pass expand_fused_ops_pass();

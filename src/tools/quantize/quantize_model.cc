@@ -104,6 +104,26 @@ Selection select(Graph& g, const QuantizeOptions& options) {
   // ops that only feed quantized readers) the values those were taken from.
   std::set<const Value*> chosen;
   for (Node* n : s.compute) chosen.insert(n->inputs[0]);
+  // A residual Add after a quantized Conv: its other input too, so that the Add folds into the
+  // int8 convolution (a sum post-op on a quantized tensor). When both inputs come from quantized
+  // Convs, the later one takes the Add and the earlier one's output is quantized.
+  const std::set<const Node*> quantized(s.compute.begin(), s.compute.end());
+  std::map<const Node*, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  const auto quantized_conv = [&](const Value* v) {
+    return v->producer && v->producer->op == "Conv" && quantized.count(v->producer) ? v->producer : nullptr;
+  };
+  for (Node* n : order) {
+    if (n->op != "Add" || n->inputs.size() != 2 || names.count(n->name)) continue;
+    Value* a = n->inputs[0];
+    Value* b = n->inputs[1];
+    const Node* conv_a = quantized_conv(a);
+    const Node* conv_b = quantized_conv(b);
+    if (!conv_a && !conv_b) continue;
+    const bool a_fuses = conv_a && (!conv_b || position.at(conv_a) > position.at(conv_b));
+    Value* other = a_fuses ? b : a;
+    if (is_float32(other) && !other->is_constant()) chosen.insert(other);
+  }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = *it;
     if (!is_value_preserving(n->op) || names.count(n->name) || !chosen.count(n->outputs[0])) continue;

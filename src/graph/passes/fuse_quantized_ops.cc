@@ -1,0 +1,233 @@
+// Quantized-op fusion: turns the QDQ form (QuantizeLinear / DequantizeLinear pairs around float
+// ops, as quantize_model and ONNX Runtime's quantize_static write it) into int8 ops, so that
+// activations stay 8-bit from one convolution to the next:
+//
+//   DQ(x), DQ(w) -> Conv(+ B) -> [Add(DQ(z))] -> [Relu | Clip] -> [Q]   =>   FusedQLinearConv
+//   DQ(x) -> MaxPool | Reshape | Flatten | Squeeze | Unsqueeze | Transpose -> Q (same scale and
+//   zero point)                                                          =>   the op on x itself
+//
+// Without a final Q the fused convolution writes float32 (the graph goes on in float there). A
+// bias written as DequantizeLinear of int32 (ONNX Runtime's form) is folded into a float one.
+// x, z and y are quantized per tensor, w per tensor or per output channel; every scale and
+// zero point must be a constant. Each value inside a chain must be read by the next node alone
+// and not be a graph output. DequantizeLinear nodes left without readers are removed. Needs
+// shapes (the residual must have the output's shape).
+#include <cmath>
+#include <optional>
+#include <set>
+
+#include "graph/passes/passes.h"
+
+namespace kiln::graph {
+namespace {
+
+Node* sole_reader(const Graph& graph, const Value* v) {
+  if (v->users.size() != 1 || is_graph_output(graph, v)) return nullptr;
+  return v->users[0];
+}
+
+bool is_8bit(DType d) {
+  return d == DType::kInt8 || d == DType::kUInt8;
+}
+
+bool is_scalar_constant(const Graph& graph, const Value* v) {
+  return v && is_fixed_constant(graph, v) && v->constant.numel() == 1;
+}
+
+// A DequantizeLinear of 8-bit values with constant parameters, per tensor or (when
+// `channel_axis` >= 0) per index of that axis.
+struct Dequantized {
+  Node* node = nullptr;
+  Value *q = nullptr, *scale = nullptr, *zero_point = nullptr;
+};
+
+std::optional<Dequantized> dequantized(const Graph& graph, const Value* v, int64_t channel_axis = -1) {
+  if (!v || !v->producer || v->producer->op != "DequantizeLinear") return std::nullopt;
+  Node* dq = v->producer;
+  const Attrs attrs = dq->schema().bind(dq->attrs);
+  if (attrs.get_int("block_size") != 0 || attrs.get_int("output_dtype") != 0) return std::nullopt;
+  Value* q = dq->inputs[0];
+  Value* scale = dq->inputs[1];
+  Value* zero_point = dq->inputs.size() > 2 ? dq->inputs[2] : nullptr;
+  if (!q->info || !is_8bit(q->info->dtype) || !is_fixed_constant(graph, scale) ||
+      scale->constant.dtype() != DType::kFloat32)
+    return std::nullopt;
+  if (zero_point && !is_fixed_constant(graph, zero_point)) return std::nullopt;
+  if (scale->constant.numel() != 1) {
+    const int rank = q->info->shape.ndim();
+    if (channel_axis < 0 || scale->constant.ndim() != 1 || rank == 0) return std::nullopt;
+    if (normalize_axis(attrs.get_int("axis"), rank, "axis") != channel_axis) return std::nullopt;
+  }
+  return Dequantized{dq, q, scale, zero_point};
+}
+
+// A QuantizeLinear per tensor to 8 bits with constant parameters.
+bool is_plain_quantize(const Graph& graph, const Node* n) {
+  if (!n || n->op != "QuantizeLinear" || !n->outputs[0]->info || !is_8bit(n->outputs[0]->info->dtype))
+    return false;
+  const Attrs attrs = n->schema().bind(n->attrs);
+  if (attrs.get_int("block_size") != 0 || attrs.get_int("precision") != 0) return false;
+  if (!is_scalar_constant(graph, n->inputs[1]) || n->inputs[1]->constant.dtype() != DType::kFloat32)
+    return false;
+  return n->inputs.size() < 3 || !n->inputs[2] || is_scalar_constant(graph, n->inputs[2]);
+}
+
+double scalar_of(const Value* v) {
+  return v ? v->constant.cast(DType::kFloat64).to_vector<double>()[0] : 0.0;
+}
+
+// The float bias a Conv reads: a constant, or a DequantizeLinear of constants (folded here).
+std::optional<Value*> float_bias(Graph& graph, Value* b) {
+  if (!b) return nullptr;
+  if (is_fixed_constant(graph, b))
+    return b->constant.dtype() == DType::kFloat32 ? std::optional(b) : std::nullopt;
+  Node* dq = b->producer;
+  if (!dq || dq->op != "DequantizeLinear") return std::nullopt;
+  std::vector<Tensor> inputs;
+  for (const Value* in : dq->inputs) {
+    if (!in || !is_fixed_constant(graph, in)) return std::nullopt;
+    inputs.push_back(in->constant);
+  }
+  const Tensor value = dq->schema().run_reference(dq->schema().bind(dq->attrs), inputs)[0];
+  if (value.dtype() != DType::kFloat32) return std::nullopt;
+  return graph.add_initializer(graph.fresh_name(b->name + "_float"), value);
+}
+
+struct Activation {
+  std::string name;
+  std::vector<double> params;
+  Node* node = nullptr;
+};
+
+std::optional<Activation> activation_after(const Graph& graph, const Value* v) {
+  Node* n = sole_reader(graph, v);
+  if (!n || n->inputs[0] != v) return std::nullopt;
+  if (n->op == "Relu") return Activation{"Relu", {}, n};
+  if (n->op == "Clip") {
+    const Value* lo = n->inputs.size() > 1 ? n->inputs[1] : nullptr;
+    const Value* hi = n->inputs.size() > 2 ? n->inputs[2] : nullptr;
+    if ((lo && !is_scalar_constant(graph, lo)) || (hi && !is_scalar_constant(graph, hi))) return std::nullopt;
+    return Activation{"Clip", {lo ? scalar_of(lo) : -INFINITY, hi ? scalar_of(hi) : INFINITY}, n};
+  }
+  return std::nullopt;
+}
+
+bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
+  if (conv->op != "Conv") return false;
+  const auto x = dequantized(graph, conv->inputs[0]);
+  const auto w = dequantized(graph, conv->inputs[1], 0);
+  if (!x || !w || !is_fixed_constant(graph, w->q)) return false;
+  const std::optional<Value*> bias = float_bias(graph, conv->inputs.size() > 2 ? conv->inputs[2] : nullptr);
+  if (!bias) return false;
+  Value* y = conv->outputs[0];
+  if (!y->info) return false;
+  std::vector<Node*> chain{conv};
+  Value* last = y;
+  std::optional<Dequantized> z;
+  if (Node* add = sole_reader(graph, y); add && add->op == "Add") {
+    Value* other = add->inputs[0] == y ? add->inputs[1] : add->inputs[0];
+    z = dequantized(graph, other);
+    const Value* out = add->outputs[0];
+    if (other != y && z && z->q->info && z->q->info->shape == y->info->shape && out->info &&
+        out->info->shape == y->info->shape) {
+      chain.push_back(add);
+      last = add->outputs[0];
+    } else {
+      z.reset();
+    }
+  }
+  const std::optional<Activation> act = activation_after(graph, last);
+  if (act) {
+    chain.push_back(act->node);
+    last = act->node->outputs[0];
+  }
+  Node* quantize = sole_reader(graph, last);
+  if (is_plain_quantize(graph, quantize)) {
+    chain.push_back(quantize);
+    last = quantize->outputs[0];
+  } else {
+    quantize = nullptr;
+  }
+
+  std::vector<Value*> inputs{x->q,
+                             x->scale,
+                             x->zero_point,
+                             w->q,
+                             w->scale,
+                             w->zero_point,
+                             quantize ? quantize->inputs[1] : nullptr,
+                             quantize && quantize->inputs.size() > 2 ? quantize->inputs[2] : nullptr,
+                             *bias};
+  if (z) {
+    inputs.push_back(z->q);
+    inputs.push_back(z->scale);
+    inputs.push_back(z->zero_point);
+  }
+  while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
+  AttrMap attrs = conv->attrs;
+  attrs.insert_or_assign("activation", AttrValue(act ? act->name : std::string()));
+  attrs.insert_or_assign("activation_params", AttrValue(act ? act->params : std::vector<double>{}));
+  Node* fused = graph.add_node("FusedQLinearConv", inputs, attrs, graph.fresh_name(conv->name + "_int8"));
+  if (!graph.infer_node(fused, /*allow_unknown=*/true) ||
+      !remove_node_replacing(graph, last->producer, {fused->outputs[0]})) {
+    graph.remove_node(fused);
+    return false;
+  }
+  chain.pop_back();
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) graph.remove_node(*it);
+  removed.insert(chain.begin(), chain.end());
+  if (quantize) removed.insert(quantize);
+  return true;
+}
+
+// DQ -> op -> Q with the same parameters, where the op only moves or picks values: the op runs
+// on the 8-bit values and both conversions go.
+bool fuse_value_preserving(Graph& graph, Node* n, std::set<const Node*>& removed) {
+  static const std::set<std::string> kOps{"MaxPool", "Reshape",   "Flatten",
+                                          "Squeeze", "Unsqueeze", "Transpose"};
+  if (!kOps.count(n->op) || n->outputs.size() != 1) return false;
+  const auto x = dequantized(graph, n->inputs[0]);
+  Node* q = sole_reader(graph, n->outputs[0]);
+  if (!x || !is_plain_quantize(graph, q) || scalar_of(q->inputs[1]) != scalar_of(x->scale)) return false;
+  const Value* q_zero = q->inputs.size() > 2 ? q->inputs[2] : nullptr;
+  const DType q_type = q->outputs[0]->info->dtype;
+  if (q_type != x->q->info->dtype || scalar_of(q_zero) != scalar_of(x->zero_point)) return false;
+  graph.set_input(n, 0, x->q);
+  if (!graph.infer_node(n, /*allow_unknown=*/true) || !remove_node_replacing(graph, q, {n->outputs[0]})) {
+    graph.set_input(n, 0, x->node->outputs[0]);
+    graph.infer_node(n, /*allow_unknown=*/true);
+    return false;
+  }
+  removed.insert(q);
+  return true;
+}
+
+bool fuse_quantized_ops(Graph& graph) {
+  bool changed = false;
+  std::set<const Node*> removed;
+  for (Node* n : graph.topological_order())
+    if (!removed.count(n)) changed |= fuse_value_preserving(graph, n, removed);
+  removed.clear();
+  for (Node* n : graph.topological_order())
+    if (!removed.count(n)) changed |= fuse_conv(graph, n, removed);
+  // The DequantizeLinear nodes the fused ops no longer read.
+  if (changed) {
+    std::vector<Node*> order = graph.topological_order();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      Node* n = *it;
+      if (n->op == "DequantizeLinear" && n->outputs[0]->users.empty() &&
+          !is_graph_output(graph, n->outputs[0]))
+        graph.remove_node(n);
+    }
+    graph.remove_unused_values();
+  }
+  return changed;
+}
+
+}  // namespace
+
+Pass fuse_quantized_ops_pass() {
+  return Pass{"fuse_quantized_ops", {kShapesProperty}, {kShapesProperty}, fuse_quantized_ops};
+}
+
+}  // namespace kiln::graph
