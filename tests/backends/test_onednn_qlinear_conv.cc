@@ -1,0 +1,211 @@
+// oneDNN's int8 convolution (FusedQLinearConv) against the reference kernel, which computes the
+// QDQ graph's own result in float: u8 and s8 activations with and without zero points, per-tensor
+// and per-channel weight scales, bias, residual (of the output's type and of the other 8-bit
+// type), Relu and Clip, grouped and depthwise, strided and padded, and a float32 output. The
+// kernel computes in integers and rounds once at the end, the reference in float: an output
+// may land on the neighbouring 8-bit step, never further. Also MaxPool on 8-bit values.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "backends/onednn_test_util.h"
+
+namespace kiln::onednn {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+struct QConvCase {
+  Shape x, w;
+  AttrMap attrs;
+  DType x_type = DType::kUInt8;
+  int x_zero = 0;
+  bool per_channel = true;
+  bool bias = true;
+  std::optional<DType> z_type;  // a residual of this type
+  std::optional<DType> y_type;  // nullopt: float32 output
+  int y_zero = 0;
+};
+
+Tensor random_8bit(const Shape& shape, DType type, std::mt19937& rng) {
+  const bool is_signed = type == DType::kInt8;
+  std::uniform_int_distribution<int> dist(is_signed ? -128 : 0, is_signed ? 127 : 255);
+  std::vector<float> v(static_cast<size_t>(shape.numel()));
+  for (float& e : v) e = static_cast<float>(dist(rng));
+  return Tensor::from_vector(v, shape).cast(type);
+}
+
+void check(const QConvCase& c, std::mt19937& rng) {
+  const int64_t out_channels = c.w[0];
+  std::vector<Operand> in(12);
+  in[0] = {random_8bit(c.x, c.x_type, rng)};
+  in[1] = {Tensor::scalar(0.02, DType::kFloat32), true};
+  if (c.x_zero != 0) in[2] = {Tensor::scalar(c.x_zero, c.x_type), true};
+  Tensor w = random_8bit(c.w, DType::kInt8, rng);
+  in[3] = {w, true};
+  in[4] = {c.per_channel ? random_tensor(Shape{out_channels}, rng, 0.002f, 0.01f)
+                         : Tensor::scalar(0.005, DType::kFloat32),
+           true};
+  in[5] = {Tensor::zeros(c.per_channel ? Shape{out_channels} : Shape{}, DType::kInt8), true};
+  if (c.bias) in[8] = {random_tensor(Shape{out_channels}, rng, -0.5f, 0.5f), true};
+  // The output's scale: its float range (computed by the reference) over about 200 steps.
+  std::vector<Tensor> float_inputs;
+  for (const Operand& o : in) float_inputs.push_back(o.value);
+  const ops::OpSchema& schema = ops::OpRegistry::global().get("FusedQLinearConv");
+  const Shape y_shape =
+      schema.run_reference(schema.bind(c.attrs), {float_inputs.begin(), float_inputs.begin() + 9})[0].shape();
+  if (c.z_type) {
+    in[9] = {random_8bit(y_shape, *c.z_type, rng)};
+    in[10] = {Tensor::scalar(0.03, DType::kFloat32), true};
+  }
+  float_inputs.clear();
+  for (const Operand& o : in) float_inputs.push_back(o.value);
+  const Tensor y_float = schema.run_reference(schema.bind(c.attrs), float_inputs)[0];
+  double range = 1e-3;
+  for (float v : y_float.to_vector<float>()) range = std::max(range, static_cast<double>(std::fabs(v)));
+  if (c.y_type) {
+    in[6] = {Tensor::scalar(range / 100, DType::kFloat32), true};
+    in[7] = {Tensor::scalar(c.y_zero, *c.y_type), true};
+  }
+  while (!in.back().value.defined()) in.pop_back();
+  // Integer outputs: one step, as a share of the output's largest value; float: the rounding of
+  // float32 sums.
+  double tolerance = 1e-4;
+  if (c.y_type) {
+    float_inputs.clear();
+    for (const Operand& o : in) float_inputs.push_back(o.value);
+    const Tensor want = schema.run_reference(schema.bind(c.attrs), float_inputs)[0];
+    double largest = 1;
+    for (float v : want.cast(DType::kFloat32).to_vector<float>())
+      largest = std::max(largest, std::fabs(double{v}));
+    tolerance = 1.01 / largest;
+  }
+  compare("FusedQLinearConv", c.attrs, in, {.tolerance = tolerance});
+}
+
+TEST(OnednnQLinearConv, AgreesWithTheReference) {
+  std::mt19937 rng(8);
+  const std::vector<QConvCase> cases{
+      {{1, 16, 9, 9},
+       {32, 16, 3, 3},
+       {{"pads", Ints{1, 1, 1, 1}}, {"activation", "Relu"}},
+       DType::kUInt8,
+       0,
+       true,
+       true,
+       std::nullopt,
+       DType::kUInt8},
+      {{2, 8, 12, 10},
+       {16, 8, 3, 3},
+       {{"strides", Ints{2, 2}}, {"pads", Ints{1, 0, 1, 1}}},
+       DType::kInt8,
+       0,
+       false,
+       true,
+       std::nullopt,
+       DType::kInt8},
+      // ONNX Runtime's form: uint8 activations with zero points.
+      {{1, 8, 7, 7}, {8, 8, 1, 1}, {}, DType::kUInt8, 128, true, true, std::nullopt, DType::kUInt8, 128},
+      // Residuals, of the output's type and of the other one, then Relu.
+      {{1, 16, 8, 8},
+       {16, 16, 1, 1},
+       {{"activation", "Relu"}},
+       DType::kUInt8,
+       0,
+       true,
+       true,
+       DType::kUInt8,
+       DType::kUInt8},
+      {{1, 16, 8, 8},
+       {32, 16, 1, 1},
+       {{"activation", "Relu"}},
+       DType::kUInt8,
+       0,
+       true,
+       false,
+       DType::kInt8,
+       DType::kUInt8},
+      // Grouped and depthwise, Clip as ReLU6.
+      {{1, 8, 10, 10},
+       {8, 2, 3, 3},
+       {{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}},
+       DType::kUInt8,
+       0,
+       true,
+       true,
+       std::nullopt,
+       DType::kInt8},
+      {{1, 16, 10, 10},
+       {16, 1, 3, 3},
+       {{"group", int64_t{16}},
+        {"strides", Ints{2, 2}},
+        {"pads", Ints{1, 1, 1, 1}},
+        {"activation", "Clip"},
+        {"activation_params", std::vector<double>{0.0, 6.0}}},
+       DType::kUInt8,
+       0,
+       true,
+       true,
+       std::nullopt,
+       DType::kUInt8},
+      // Float output, where the graph goes on in float.
+      {{2, 4, 6, 6}, {6, 4, 3, 3}, {}, DType::kInt8, 0, true, true, std::nullopt, std::nullopt},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    check(cases[i], rng);
+  }
+}
+
+TEST(OnednnQLinearConv, NonzeroWeightZeroPointStaysWithTheReference) {
+  std::mt19937 rng(9);
+  compare("FusedQLinearConv", {},
+          {{random_8bit({1, 4, 5, 5}, DType::kUInt8, rng)},
+           {Tensor::scalar(0.02, DType::kFloat32), true},
+           {},
+           {random_8bit({4, 4, 3, 3}, DType::kInt8, rng), true},
+           {Tensor::scalar(0.01, DType::kFloat32), true},
+           {Tensor::scalar(3, DType::kInt8), true}},
+          false);
+}
+
+// oneDNN pools 8-bit values in the channels-last layout its int8 convolutions write and read
+// (row-major 8-bit values stay with the reference kernel): int8 convolution, MaxPool, int8
+// convolution.
+TEST(OnednnPool, MaxPoolOn8BitValues) {
+  std::mt19937 rng(10);
+  for (DType type : {DType::kUInt8, DType::kInt8}) {
+    graph::Graph g;
+    graph::Value* x = g.add_input("x", ops::TensorInfo{DType::kUInt8, Shape{1, 8, 13, 13}});
+    graph::Node* conv =
+        g.add_node("FusedQLinearConv",
+                   {x, g.add_initializer("xs", Tensor::scalar(0.02, DType::kFloat32)), nullptr,
+                    g.add_initializer("w", random_8bit({16, 8, 3, 3}, DType::kInt8, rng)),
+                    g.add_initializer("ws", Tensor::scalar(0.01, DType::kFloat32)), nullptr,
+                    g.add_initializer("ys", Tensor::scalar(0.05, DType::kFloat32)),
+                    g.add_initializer("yz", Tensor::scalar(0, type))},
+                   {{"pads", Ints{1, 1, 1, 1}}});
+    graph::Node* pool =
+        g.add_node("MaxPool", {conv->outputs[0]},
+                   {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}});
+    graph::Node* next = g.add_node(
+        "FusedQLinearConv",
+        {pool->outputs[0], g.add_initializer("ps", Tensor::scalar(0.05, DType::kFloat32)), g.find_value("yz"),
+         g.add_initializer("w2", random_8bit({4, 16, 1, 1}, DType::kInt8, rng)),
+         g.add_initializer("ws2", Tensor::scalar(0.01, DType::kFloat32))});
+    g.add_output(next->outputs[0]);
+    g.infer_shapes();
+    const auto reference = runtime::compile(g);
+    const auto fast = runtime::compile(g, {.providers = {onednn_provider()}});
+    for (const auto& step : fast->steps) EXPECT_EQ(step.provider, "onednn") << step.label;
+    const Tensor input = random_8bit({1, 8, 13, 13}, DType::kUInt8, rng);
+    const Tensor want = runtime::Executor(reference).run({input})[0];
+    const Tensor got = runtime::Executor(fast).run({input})[0];
+    const std::vector<float> a = got.cast(DType::kFloat32).to_vector<float>(),
+                             b = want.cast(DType::kFloat32).to_vector<float>();
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1.0) << "element " << i;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::onednn
