@@ -2,7 +2,8 @@
 // ops that compute what the QDQ graph computes (the reference interpreter runs both): Conv with
 // its residual Add, Relu and QuantizeLinear as one FusedQLinearConv with an 8-bit output,
 // MaxPool and Flatten on 8-bit values, a Conv whose result goes on in float with a float32
-// output, an int32 bias behind a DequantizeLinear folded. Chains that cannot fuse stay.
+// output, an int32 bias behind a DequantizeLinear folded; and expand_fused_ops gives the QDQ form
+// back. Chains that cannot fuse stay.
 #include "graph/passes/passes.h"
 #include "pass_test_util.h"
 
@@ -94,6 +95,13 @@ TEST(FuseQuantizedOps, QdqChainsBecomeInt8Ops) {
     // The same reference arithmetic in another grouping: equal up to float rounding, which may
     // move an 8-bit value by one step (0.05).
     expect_same_outputs(before, after, 0.0501, 0);
+    // And back into the QDQ form, for ONNX files.
+    Graph expanded = after.clone();
+    ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
+    EXPECT_EQ(count_op(expanded, "FusedQLinearConv"), 0u);
+    EXPECT_EQ(count_op(expanded, "FusedConv"), 0u);
+    EXPECT_EQ(count_op(expanded, "Conv"), 2u);
+    expect_same_outputs(before, expanded, 0.0501, 0);
   }
 }
 

@@ -1,6 +1,7 @@
 // Expanding fused ops back into standard ones, the inverse of fuse_post_ops: FusedConv becomes
 // Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul MatMul [-> Add(bias)]
-// [-> activation]; SiLU becomes x * Sigmoid(x). Writers of formats that lack Kiln's fused ops
+// [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv (fuse_quantized_ops) goes back to its
+// QDQ form. Writers of formats that lack Kiln's fused ops
 // (ONNX) run it first, so an optimized graph can still be saved.
 #include <map>
 
@@ -62,9 +63,45 @@ bool expand(Graph& graph, Node* fused) {
   return remove_node_replacing(graph, fused, {y});
 }
 
+// FusedQLinearConv back into its QDQ form: DequantizeLinear of x, w (per output channel) and Z,
+// the FusedConv of those (expanded in turn), QuantizeLinear when the output is 8-bit.
+bool expand_qlinear_conv(Graph& graph, Node* fused) {
+  if (fused->op != "FusedQLinearConv") return false;
+  const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
+  std::vector<Node*> added;
+  const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
+                       const std::string& what) {
+    added.push_back(
+        graph.add_node(op, std::move(inputs), std::move(attrs), graph.fresh_name(fused->name + "/" + what)));
+    graph.infer_node(added.back(), /*allow_unknown=*/true);
+    return added.back()->outputs[0];
+  };
+  const auto dequantize = [&](size_t q, size_t scale, size_t zero_point, int64_t axis,
+                              const std::string& what) {
+    std::vector<Value*> inputs{input(q), input(scale)};
+    if (input(zero_point)) inputs.push_back(input(zero_point));
+    return add("DequantizeLinear", inputs, {{"axis", axis}}, what);
+  };
+  std::vector<Value*> conv_inputs{dequantize(0, 1, 2, 1, "x"), dequantize(3, 4, 5, 0, "w"), input(8)};
+  if (input(9)) conv_inputs.push_back(dequantize(9, 10, 11, 1, "z"));
+  Value* y = add("FusedConv", conv_inputs, fused->attrs, "conv");
+  Node* conv = added.back();
+  if (input(6)) {
+    std::vector<Value*> q_inputs{y, input(6)};
+    if (input(7)) q_inputs.push_back(input(7));
+    y = add("QuantizeLinear", q_inputs, {}, "quantize");
+  }
+  if (!remove_node_replacing(graph, fused, {y})) {
+    for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
+    return false;
+  }
+  expand(graph, conv);
+  return true;
+}
+
 bool expand_fused_ops(Graph& graph) {
   bool changed = false;
-  for (Node* n : graph.nodes()) changed |= expand(graph, n);
+  for (Node* n : graph.nodes()) changed |= expand_qlinear_conv(graph, n) || expand(graph, n);
   return changed;
 }
 

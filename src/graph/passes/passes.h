@@ -59,7 +59,7 @@ Pass fuse_post_ops_pass();
 Pass fuse_quantized_ops_pass();
 
 // The inverse: each fused op becomes its base op followed by the standard ops it stands for, for
-// formats that lack Kiln's fused ops (ONNX).
+// formats that lack Kiln's fused ops (ONNX); FusedQLinearConv becomes its QDQ form again.
 Pass expand_fused_ops_pass();
 
 }  // namespace kiln::graph
