@@ -10,8 +10,9 @@
 // bias written as DequantizeLinear of int32 (ONNX Runtime's form) is folded into a float one.
 // x, z and y are quantized per tensor, w per tensor or per output channel; every scale and
 // zero point must be a constant. Each value inside a chain must be read by the next node alone
-// and not be a graph output. DequantizeLinear nodes left without readers are removed. Needs
-// shapes (the residual must have the output's shape).
+// and not be a graph output. DequantizeLinear nodes left without readers are removed, and those
+// of constants still read by float ops folded into float constants. Needs shapes (the residual
+// must have the output's shape).
 #include <cmath>
 #include <optional>
 #include <set>
@@ -210,17 +211,31 @@ bool fuse_quantized_ops(Graph& graph) {
   removed.clear();
   for (Node* n : graph.topological_order())
     if (!removed.count(n)) changed |= fuse_conv(graph, n, removed);
-  // The DequantizeLinear nodes the fused ops no longer read.
-  if (changed) {
-    std::vector<Node*> order = graph.topological_order();
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      Node* n = *it;
-      if (n->op == "DequantizeLinear" && n->outputs[0]->users.empty() &&
-          !is_graph_output(graph, n->outputs[0]))
-        graph.remove_node(n);
+  // The DequantizeLinear nodes the fused ops no longer read go; those of constants that float ops
+  // still read (weights of layers left in float) are computed once, here, instead of every run.
+  std::vector<Node*> order = graph.topological_order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* n = *it;
+    if (n->op != "DequantizeLinear" || is_graph_output(graph, n->outputs[0])) continue;
+    if (n->outputs[0]->users.empty()) {
+      graph.remove_node(n);
+      changed = true;
+      continue;
     }
-    graph.remove_unused_values();
+    std::vector<Tensor> inputs;
+    bool all_constant = true;
+    for (const Value* in : n->inputs) {
+      all_constant = all_constant && (!in || is_fixed_constant(graph, in));
+      inputs.push_back(in && all_constant ? in->constant : Tensor());
+    }
+    if (!all_constant) continue;
+    graph.make_constant(n->outputs[0], n->schema().run_reference(n->schema().bind(n->attrs), inputs)[0]);
+    // The output lives on as an initializer (same name, same readers); only the node goes.
+    n->outputs.clear();
+    graph.remove_node(n);
+    changed = true;
   }
+  if (changed) graph.remove_unused_values();
   return changed;
 }
 
