@@ -105,6 +105,52 @@ TEST(FuseQuantizedOps, QdqChainsBecomeInt8Ops) {
   }
 }
 
+// An int8 weight quantized along `axis` (values in [-127, 127], scales 0.002 * (1 + index)).
+Value* int8_matrix(Graph& g, const std::string& name, const Shape& shape, int64_t axis, std::mt19937& rng) {
+  std::uniform_int_distribution<int> dist(-127, 127);
+  std::vector<float> values(static_cast<size_t>(shape.numel()));
+  for (float& v : values) v = static_cast<float>(dist(rng));
+  std::vector<float> scales(static_cast<size_t>(shape[static_cast<int>(axis)]));
+  for (size_t c = 0; c < scales.size(); ++c) scales[c] = 0.002f * static_cast<float>(c + 1);
+  const Shape scale_shape{static_cast<int64_t>(scales.size())};
+  return out0(g.add_node("DequantizeLinear",
+                         {g.add_initializer(name, Tensor::from_vector(values, shape).cast(DType::kInt8)),
+                          g.add_initializer(name + "_s", Tensor::from_vector(scales, scale_shape)),
+                          g.add_initializer(name + "_z", Tensor::zeros(scale_shape, DType::kInt8))},
+                         {{"axis", axis}}, name + "_dq"));
+}
+
+// a -> QDQ -> MatMul(W (K, N)) -> Add(bias) -> Relu -> QDQ -> Gemm(W2 (N2, N) transposed, C)
+//   -> y (float).
+TEST(FuseQuantizedOps, MatMulAndGemmBecomeInt8Products) {
+  std::mt19937 rng(5);
+  Graph g;
+  g.name = "mlp";
+  Value* a = g.add_input("a", TensorInfo{DType::kFloat32, Shape{-1, 3, 16}});
+  Value* m = out0(g.add_node(
+      "MatMul", {qdq(g, a, "a", 0.02, DType::kInt8), int8_matrix(g, "w", {16, 8}, 1, rng)}, {}, "matmul"));
+  Value* bias = g.add_initializer("bias", testing::random_tensor(TensorInfo{DType::kFloat32, Shape{8}}, rng));
+  Value* h =
+      qdq(g, out0(g.add_node("Relu", {out0(g.add_node("Add", {m, bias}, {}, "bias_add"))}, {}, "relu")), "h",
+          0.05);
+  Value* flat = out0(g.add_node(
+      "Reshape", {h, g.add_initializer("shape", Tensor::from_vector<int64_t>({-1, 8}, {2}))}, {}, "rows"));
+  Value* c = g.add_initializer("c", testing::random_tensor(TensorInfo{DType::kFloat32, Shape{1, 4}}, rng));
+  g.add_output(out0(g.add_node("Gemm", {qdq(g, flat, "flat", 0.05), int8_matrix(g, "w2", {4, 8}, 0, rng), c},
+                               {{"transB", int64_t{1}}}, "gemm")));
+  g.infer_shapes();
+  Graph after = g.clone();
+  ASSERT_TRUE(run_pass(fuse_quantized_ops_pass(), after));
+  EXPECT_EQ(count_op(after, "FusedQLinearMatMul"), 2u);
+  for (const char* gone : {"MatMul", "Gemm", "Add", "Relu"}) EXPECT_EQ(count_op(after, gone), 0u) << gone;
+  expect_same_outputs(g, after, 0.05 * 8 * 0.02 * 127, 0);  // a step of h moves y by at most this
+  Graph expanded = after.clone();
+  ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
+  EXPECT_EQ(count_op(expanded, "FusedQLinearMatMul"), 0u);
+  EXPECT_EQ(count_op(expanded, "MatMul"), 2u);
+  expect_same_outputs(g, expanded, 0.05 * 8 * 0.02 * 127, 0);
+}
+
 TEST(FuseQuantizedOps, LeavesWhatCannotFuse) {
   std::mt19937 rng(4);
   Graph g;

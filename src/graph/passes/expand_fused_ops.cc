@@ -1,7 +1,7 @@
 // Expanding fused ops back into standard ones, the inverse of fuse_post_ops: FusedConv becomes
 // Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul MatMul [-> Add(bias)]
-// [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv (fuse_quantized_ops) goes back to its
-// QDQ form. Writers of formats that lack Kiln's fused ops
+// [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv and FusedQLinearMatMul
+// (fuse_quantized_ops) go back to their QDQ form. Writers of formats that lack Kiln's fused ops
 // (ONNX) run it first, so an optimized graph can still be saved.
 #include <map>
 
@@ -63,10 +63,13 @@ bool expand(Graph& graph, Node* fused) {
   return remove_node_replacing(graph, fused, {y});
 }
 
-// FusedQLinearConv back into its QDQ form: DequantizeLinear of x, w (per output channel) and Z,
-// the FusedConv of those (expanded in turn), QuantizeLinear when the output is 8-bit.
-bool expand_qlinear_conv(Graph& graph, Node* fused) {
-  if (fused->op != "FusedQLinearConv") return false;
+// FusedQLinearConv and FusedQLinearMatMul back into their QDQ form: DequantizeLinear of the
+// activation, of the weight (per output channel: axis 0 of a Conv weight, axis 1 of a (K, N)
+// matrix) and of a residual, the FusedConv or FusedMatMul of those (expanded in turn), and
+// QuantizeLinear when the output is 8-bit.
+bool expand_quantized(Graph& graph, Node* fused) {
+  const bool is_conv = fused->op == "FusedQLinearConv";
+  if (!is_conv && fused->op != "FusedQLinearMatMul") return false;
   const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
   std::vector<Node*> added;
   const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
@@ -82,10 +85,11 @@ bool expand_qlinear_conv(Graph& graph, Node* fused) {
     if (input(zero_point)) inputs.push_back(input(zero_point));
     return add("DequantizeLinear", inputs, {{"axis", axis}}, what);
   };
-  std::vector<Value*> conv_inputs{dequantize(0, 1, 2, 1, "x"), dequantize(3, 4, 5, 0, "w"), input(8)};
-  if (input(9)) conv_inputs.push_back(dequantize(9, 10, 11, 1, "z"));
-  Value* y = add("FusedConv", conv_inputs, fused->attrs, "conv");
-  Node* conv = added.back();
+  std::vector<Value*> base_inputs{dequantize(0, 1, 2, 1, "x"), dequantize(3, 4, 5, is_conv ? 0 : 1, "w"),
+                                  input(8)};
+  if (is_conv && input(9)) base_inputs.push_back(dequantize(9, 10, 11, 1, "z"));
+  Value* y = add(is_conv ? "FusedConv" : "FusedMatMul", base_inputs, fused->attrs, "base");
+  Node* base = added.back();
   if (input(6)) {
     std::vector<Value*> q_inputs{y, input(6)};
     if (input(7)) q_inputs.push_back(input(7));
@@ -95,13 +99,13 @@ bool expand_qlinear_conv(Graph& graph, Node* fused) {
     for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
     return false;
   }
-  expand(graph, conv);
+  expand(graph, base);
   return true;
 }
 
 bool expand_fused_ops(Graph& graph) {
   bool changed = false;
-  for (Node* n : graph.nodes()) changed |= expand_qlinear_conv(graph, n) || expand(graph, n);
+  for (Node* n : graph.nodes()) changed |= expand_quantized(graph, n) || expand(graph, n);
   return changed;
 }
 

@@ -3,12 +3,15 @@
 // activations stay 8-bit from one convolution to the next:
 //
 //   DQ(x), DQ(w) -> Conv(+ B) -> [Add(DQ(z))] -> [Relu | Clip] -> [Q]   =>   FusedQLinearConv
+//   DQ(a), DQ(b) -> MatMul [-> Add(bias)] | Gemm(+ C) -> [Relu | Clip] -> [Q]
+//                                                                        =>   FusedQLinearMatMul
 //   DQ(x) -> MaxPool | Reshape | Flatten | Squeeze | Unsqueeze | Transpose -> Q (same scale and
 //   zero point)                                                          =>   the op on x itself
 //
 // Without a final Q the fused convolution writes float32 (the graph goes on in float there). A
 // bias written as DequantizeLinear of int32 (ONNX Runtime's form) is folded into a float one.
-// x, z and y are quantized per tensor, w per tensor or per output channel; every scale and
+// x, z, a and y are quantized per tensor, w per tensor or per output channel, b per tensor or
+// per column (Gemm: transA 0, alpha and beta 1, C one value per column); every scale and
 // zero point must be a constant. Each value inside a chain must be read by the next node alone
 // and not be a graph output. DequantizeLinear nodes left without readers are removed, and those
 // of constants still read by float ops folded into float constants. Needs shapes (the residual
@@ -113,6 +116,22 @@ std::optional<Activation> activation_after(const Graph& graph, const Value* v) {
   return std::nullopt;
 }
 
+// A bias of one value per column (shape (N) or (1, N)) as a float32 (N) constant, or nothing.
+std::optional<Value*> column_bias(Graph& graph, Value* value, int64_t columns) {
+  const std::optional<Value*> bias = float_bias(graph, value);
+  if (!bias || !*bias) return bias;
+  const Tensor& t = (*bias)->constant;
+  if (t.numel() != columns || (t.ndim() != 1 && !(t.ndim() == 2 && t.shape()[0] == 1))) return std::nullopt;
+  if (t.ndim() == 1) return bias;
+  return graph.add_initializer(graph.fresh_name((*bias)->name + "_row"), t.reshape(Shape{columns}));
+}
+
+// The (8-bit) output of a fused op: the QuantizeLinear that alone reads `last`, if any.
+Node* final_quantize(const Graph& graph, const Value* last) {
+  Node* q = sole_reader(graph, last);
+  return is_plain_quantize(graph, q) ? q : nullptr;
+}
+
 bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
   if (conv->op != "Conv") return false;
   const auto x = dequantized(graph, conv->inputs[0]);
@@ -142,12 +161,10 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
     chain.push_back(act->node);
     last = act->node->outputs[0];
   }
-  Node* quantize = sole_reader(graph, last);
-  if (is_plain_quantize(graph, quantize)) {
+  Node* quantize = final_quantize(graph, last);
+  if (quantize) {
     chain.push_back(quantize);
     last = quantize->outputs[0];
-  } else {
-    quantize = nullptr;
   }
 
   std::vector<Value*> inputs{x->q,
@@ -169,6 +186,76 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
   attrs.insert_or_assign("activation", AttrValue(act ? act->name : std::string()));
   attrs.insert_or_assign("activation_params", AttrValue(act ? act->params : std::vector<double>{}));
   Node* fused = graph.add_node("FusedQLinearConv", inputs, attrs, graph.fresh_name(conv->name + "_int8"));
+  if (!graph.infer_node(fused, /*allow_unknown=*/true) ||
+      !remove_node_replacing(graph, last->producer, {fused->outputs[0]})) {
+    graph.remove_node(fused);
+    return false;
+  }
+  chain.pop_back();
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) graph.remove_node(*it);
+  removed.insert(chain.begin(), chain.end());
+  if (quantize) removed.insert(quantize);
+  return true;
+}
+
+bool fuse_matmul(Graph& graph, Node* n, std::set<const Node*>& removed) {
+  if (n->op != "MatMul" && n->op != "Gemm") return false;
+  const auto a = dequantized(graph, n->inputs[0]);
+  if (!a || !a->q->info || a->q->info->shape.ndim() < 2) return false;
+  bool trans_b = false;
+  Value* c = nullptr;
+  if (n->op == "Gemm") {
+    const Attrs attrs = n->schema().bind(n->attrs);
+    if (attrs.get_int("transA") != 0 || attrs.get_float("alpha") != 1.0 || attrs.get_float("beta") != 1.0)
+      return false;
+    trans_b = attrs.get_int("transB") != 0;
+    c = n->inputs.size() > 2 ? n->inputs[2] : nullptr;
+  }
+  const auto b = dequantized(graph, n->inputs[1], trans_b ? 0 : 1);
+  if (!b || !is_fixed_constant(graph, b->q) || b->q->constant.ndim() != 2) return false;
+  const int64_t columns = b->q->constant.shape()[trans_b ? 0 : 1];
+  std::optional<Value*> bias = column_bias(graph, c, columns);
+  if (!bias) return false;
+  std::vector<Node*> chain{n};
+  Value* last = n->outputs[0];
+  if (Node* add = sole_reader(graph, last); add && add->op == "Add" && n->op == "MatMul" && !*bias) {
+    Value* other = add->inputs[0] == last ? add->inputs[1] : add->inputs[0];
+    if (other != last && is_fixed_constant(graph, other) && other->constant.dtype() == DType::kFloat32) {
+      if (const std::optional<Value*> added = column_bias(graph, other, columns); added && *added) {
+        bias = added;
+        chain.push_back(add);
+        last = add->outputs[0];
+      }
+    }
+  }
+  const std::optional<Activation> act = activation_after(graph, last);
+  if (act) {
+    chain.push_back(act->node);
+    last = act->node->outputs[0];
+  }
+  Node* quantize = final_quantize(graph, last);
+  if (quantize) {
+    chain.push_back(quantize);
+    last = quantize->outputs[0];
+  }
+  // The product reads B as (K, N): Gemm's transposed weight is transposed once, here.
+  Value* b_matrix = b->q;
+  if (trans_b)
+    b_matrix = graph.add_initializer(graph.fresh_name(b->q->name + "_kn"),
+                                     b->q->constant.transpose({1, 0}).contiguous());
+  std::vector<Value*> inputs{a->q,
+                             a->scale,
+                             a->zero_point,
+                             b_matrix,
+                             b->scale,
+                             b->zero_point,
+                             quantize ? quantize->inputs[1] : nullptr,
+                             quantize && quantize->inputs.size() > 2 ? quantize->inputs[2] : nullptr,
+                             *bias};
+  while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
+  AttrMap attrs{{"activation", AttrValue(act ? act->name : std::string())},
+                {"activation_params", AttrValue(act ? act->params : std::vector<double>{})}};
+  Node* fused = graph.add_node("FusedQLinearMatMul", inputs, attrs, graph.fresh_name(n->name + "_int8"));
   if (!graph.infer_node(fused, /*allow_unknown=*/true) ||
       !remove_node_replacing(graph, last->producer, {fused->outputs[0]})) {
     graph.remove_node(fused);
@@ -210,7 +297,7 @@ bool fuse_quantized_ops(Graph& graph) {
     if (!removed.count(n)) changed |= fuse_value_preserving(graph, n, removed);
   removed.clear();
   for (Node* n : graph.topological_order())
-    if (!removed.count(n)) changed |= fuse_conv(graph, n, removed);
+    if (!removed.count(n)) changed |= fuse_conv(graph, n, removed) || fuse_matmul(graph, n, removed);
   // The DequantizeLinear nodes the fused ops no longer read go; those of constants that float ops
   // still read (weights of layers left in float) are computed once, here, instead of every run.
   std::vector<Node*> order = graph.topological_order();

@@ -53,13 +53,15 @@ Pass fuse_gelu_pass();
 Pass fuse_post_ops_pass();
 
 // Turns the QDQ form into int8 ops: DequantizeLinear -> Conv (+ bias) -> [Add of a dequantized
-// residual] -> [Relu | Clip] -> [QuantizeLinear] becomes one FusedQLinearConv, and MaxPool,
+// residual] -> [Relu | Clip] -> [QuantizeLinear] becomes one FusedQLinearConv, MatMul or Gemm
+// likewise (with a per-column bias) one FusedQLinearMatMul, and MaxPool,
 // Reshape, Flatten, Squeeze, Unsqueeze and Transpose between a DequantizeLinear and a
 // QuantizeLinear of the same parameters run on the 8-bit values. Needs shapes.
 Pass fuse_quantized_ops_pass();
 
 // The inverse: each fused op becomes its base op followed by the standard ops it stands for, for
-// formats that lack Kiln's fused ops (ONNX); FusedQLinearConv becomes its QDQ form again.
+// formats that lack Kiln's fused ops (ONNX); FusedQLinearConv and FusedQLinearMatMul become their
+// QDQ form again.
 Pass expand_fused_ops_pass();
 
 }  // namespace kiln::graph

@@ -1,9 +1,10 @@
-// oneDNN's int8 convolution (FusedQLinearConv) against the reference kernel, which computes the
-// QDQ graph's own result in float: u8 and s8 activations with and without zero points, per-tensor
-// and per-channel weight scales, bias, residual (of the output's type and of the other 8-bit
-// type), Relu and Clip, grouped and depthwise, strided and padded, and a float32 output. The
-// kernel computes in integers and rounds once at the end, the reference in float: an output
-// may land on the neighbouring 8-bit step, never further. Also MaxPool on 8-bit values.
+// oneDNN's int8 kernels against the reference kernels, which compute the QDQ graph's own result
+// in float. FusedQLinearConv: u8 and s8 activations with and without zero points, per-tensor and
+// per-channel weight scales, bias, residual (of the output's type and of the other 8-bit type),
+// Relu and Clip, grouped and depthwise, strided and padded, float32 output. FusedQLinearMatMul:
+// 2-D and batched rows, per-column and per-tensor scales, zero points, bias, Relu, float32
+// output. The kernels compute in integers and round once at the end, the reference in float: an
+// output may land on the neighbouring 8-bit step, never further. Also MaxPool on 8-bit values.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -167,6 +168,65 @@ TEST(OnednnQLinearConv, NonzeroWeightZeroPointStaysWithTheReference) {
            {Tensor::scalar(0.01, DType::kFloat32), true},
            {Tensor::scalar(3, DType::kInt8), true}},
           false);
+}
+
+struct QMatMulCase {
+  Shape a;
+  int64_t n;
+  DType a_type = DType::kUInt8;
+  int a_zero = 0;
+  bool per_column = true;
+  bool bias = true;
+  std::string activation;
+  std::optional<DType> y_type;  // nullopt: float32 output
+  int y_zero = 0;
+};
+
+void check(const QMatMulCase& c, std::mt19937& rng) {
+  const int64_t k = c.a[c.a.ndim() - 1];
+  std::vector<Operand> in(9);
+  in[0] = {random_8bit(c.a, c.a_type, rng)};
+  in[1] = {Tensor::scalar(0.02, DType::kFloat32), true};
+  if (c.a_zero != 0) in[2] = {Tensor::scalar(c.a_zero, c.a_type), true};
+  in[3] = {random_8bit({k, c.n}, DType::kInt8, rng), true};
+  in[4] = {
+      c.per_column ? random_tensor(Shape{c.n}, rng, 0.002f, 0.01f) : Tensor::scalar(0.005, DType::kFloat32),
+      true};
+  if (c.bias) in[8] = {random_tensor(Shape{c.n}, rng, -0.5f, 0.5f), true};
+  const AttrMap attrs{{"activation", c.activation}};
+  const ops::OpSchema& schema = ops::OpRegistry::global().get("FusedQLinearMatMul");
+  const auto run = [&] {
+    std::vector<Tensor> values;
+    for (const Operand& o : in) values.push_back(o.value);
+    return schema.run_reference(schema.bind(attrs), values)[0];
+  };
+  double range = 1e-3;
+  for (float v : run().to_vector<float>()) range = std::max(range, static_cast<double>(std::fabs(v)));
+  double tolerance = 1e-4;
+  if (c.y_type) {
+    in[6] = {Tensor::scalar(range / 100, DType::kFloat32), true};
+    in[7] = {Tensor::scalar(c.y_zero, *c.y_type), true};
+    double largest = 1;
+    for (float v : run().cast(DType::kFloat32).to_vector<float>())
+      largest = std::max(largest, std::fabs(double{v}));
+    tolerance = 1.01 / largest;  // one 8-bit step
+  }
+  while (!in.back().value.defined()) in.pop_back();
+  compare("FusedQLinearMatMul", attrs, in, {.tolerance = tolerance});
+}
+
+TEST(OnednnQLinearMatMul, AgreesWithTheReference) {
+  std::mt19937 rng(12);
+  const std::vector<QMatMulCase> cases{
+      {{4, 64}, 32, DType::kUInt8, 0, true, true, "Relu", DType::kUInt8},
+      {{2, 5, 48}, 24, DType::kInt8, 0, false, true, "", DType::kInt8},
+      {{3, 32}, 16, DType::kUInt8, 128, true, false, "", DType::kUInt8, 128},
+      {{1, 2048}, 1000, DType::kUInt8, 0, true, true, "", std::nullopt},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    check(cases[i], rng);
+  }
 }
 
 // oneDNN pools 8-bit values in the channels-last layout its int8 convolutions write and read
