@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "graph/graph.h"
 #include "kiln/npy.hpp"
 #include "kiln/predictor.hpp"
 #include "kiln/quantize.hpp"
@@ -46,8 +47,14 @@ float max_abs_difference(const Tensor& a, const Tensor& b) {
   return m;
 }
 
-Tensor run_kiln(const std::string& model, const Tensor& x) {
+// Runs a model in Kiln; `int8_ops` gets how many of its nodes became int8 kernels' ops.
+Tensor run_kiln(const std::string& model, const Tensor& x, size_t* int8_ops = nullptr) {
   const Predictor predictor = Predictor::load(model, {.opt_level = "all"});
+  if (int8_ops) {
+    *int8_ops = 0;
+    for (const graph::Node* n : predictor.graph().nodes())
+      *int8_ops += n->op == "FusedQLinearConv" || n->op == "FusedQLinearMatMul";
+  }
   return predictor.predict({x})[0];
 }
 
@@ -71,7 +78,10 @@ constexpr float kAgreement = 0.01f;
 
 TEST_F(QdqOnnxRuntime, OrtQuantizedModelRunsInKiln) {
   const Tensor ort = npy::load(dir_ / "ort_qdq_output.npy");
-  const Tensor kiln = run_kiln(dir_ / "ort_qdq.onnx", x_);
+  size_t int8_ops = 0;
+  const Tensor kiln = run_kiln(dir_ / "ort_qdq.onnx", x_, &int8_ops);
+  // The three Convs (the residual Add and the Relus folded in) and the Gemm run as int8 ops.
+  EXPECT_EQ(int8_ops, 4u);
   std::cout << "ORT's QDQ model: |Kiln - ORT| " << max_abs_difference(kiln, ort) << ", |Kiln - fp32| "
             << max_abs_difference(kiln, fp32_) << ", max |fp32| " << max_abs(fp32_) << "\n";
   EXPECT_LE(max_abs_difference(kiln, ort), kAgreement * max_abs(ort));
@@ -82,7 +92,9 @@ TEST_F(QdqOnnxRuntime, OrtQuantizedModelRunsInKiln) {
 TEST_F(QdqOnnxRuntime, KilnQuantizedModelRunsInOrt) {
   for (const char* mode : {"naive", "entropy", "percentile"}) {
     quantize_model_file(dir_ / "float.onnx", dir_ / "calib", dir_ / "kiln_qdq.onnx", {.calib_mode = mode});
-    const Tensor kiln = run_kiln(dir_ / "kiln_qdq.onnx", x_);
+    size_t int8_ops = 0;
+    const Tensor kiln = run_kiln(dir_ / "kiln_qdq.onnx", x_, &int8_ops);
+    EXPECT_EQ(int8_ops, 4u) << mode;
     run_script("run " + (dir_ / "kiln_qdq.onnx") + " " + (dir_ / "input.npy") + " " +
                (dir_ / "ort_on_kiln.npy"));
     const Tensor ort = npy::load(dir_ / "ort_on_kiln.npy");
