@@ -120,6 +120,12 @@ struct CalibrationResult {
 graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batches,
                             const QuantizeOptions& options = {}, CalibrationResult* calibration = nullptr);
 
+// Dynamic quantization, for transformer and recurrent models: the weights of MatMul and Gemm
+// nodes become int8 per column as above, and each activation they read is quantized on every call
+// over its own range (DynamicQuantizeLinear -> DequantizeLinear before it); no calibration.
+// `options`' exclusions and first/last flags apply (among MatMul and Gemm nodes).
+graph::Graph quantize_dynamic(graph::Graph model, const QuantizeOptions& options = {});
+
 // Loads MODEL (as Predictor::load does), quantizes it with the batches in `calib_folder` and
 // writes it as ONNX (QDQ) to `output_path`.
 CalibrationResult quantize_model_file(const std::string& model_path, const std::string& calib_folder,

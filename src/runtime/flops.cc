@@ -23,7 +23,7 @@ std::string base_op(const std::string& op) {
   if (op == "FusedGemm") return "Gemm";
   if (op == "FusedMatMul") return "MatMul";
   if (op == "FusedQLinearConv") return "Conv";
-  if (op == "FusedQLinearMatMul") return "MatMul";
+  if (op == "FusedQLinearMatMul" || op == "FusedDynamicQLinearMatMul") return "MatMul";
   return op;
 }
 

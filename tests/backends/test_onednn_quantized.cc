@@ -3,8 +3,8 @@
 // per-channel weight scales, bias, residual (of the output's type and of the other 8-bit type),
 // Relu and Clip, grouped and depthwise, strided and padded, float32 output. FusedQLinearMatMul:
 // 2-D and batched rows, per-column and per-tensor scales, zero points, bias, Relu, float32
-// output. The kernels compute in integers and round once at the end, the reference in float: an
-// output may land on the neighbouring 8-bit step, never further. Also MaxPool on 8-bit values.
+// output; FusedDynamicQLinearMatMul. The kernels compute in integers and round once at the end, the reference
+// in float: an output may land on the neighbouring 8-bit step, never further. Also MaxPool on 8-bit values.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -226,6 +226,33 @@ TEST(OnednnQLinearMatMul, AgreesWithTheReference) {
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE("case " + std::to_string(i));
     check(cases[i], rng);
+  }
+}
+
+// Dynamic quantization: both sides quantize the activation identically (DynamicQuantizeLinear's
+// formulas), so only the float32 rounding of the product differs.
+TEST(OnednnDynamicQLinearMatMul, AgreesWithTheReference) {
+  std::mt19937 rng(13);
+  struct Case {
+    Shape a;
+    int64_t n;
+    bool per_column, bias;
+    std::string activation;
+  };
+  for (const Case& c : std::vector<Case>{{{8, 64}, 32, true, true, "Relu"},
+                                         {{2, 7, 48}, 24, false, true, ""},
+                                         {{3, 32}, 16, true, false, ""}}) {
+    const int64_t k = c.a[c.a.ndim() - 1];
+    std::vector<Operand> in{{random_tensor(c.a, rng, -3.f, 2.f)},
+                            {random_8bit({k, c.n}, DType::kInt8, rng), true},
+                            {c.per_column ? random_tensor(Shape{c.n}, rng, 0.002f, 0.01f)
+                                          : Tensor::scalar(0.005, DType::kFloat32),
+                             true}};
+    if (c.bias) {
+      in.push_back({});
+      in.push_back({random_tensor(Shape{c.n}, rng, -0.5f, 0.5f), true});
+    }
+    compare("FusedDynamicQLinearMatMul", {{"activation", c.activation}}, in, {.tolerance = 1e-5});
   }
 }
 

@@ -5,6 +5,7 @@
 //   DQ(x), DQ(w) -> Conv(+ B) -> [Add(DQ(z))] -> [Relu | Clip] -> [Q]   =>   FusedQLinearConv
 //   DQ(a), DQ(b) -> MatMul [-> Add(bias)] | Gemm(+ C) -> [Relu | Clip] -> [Q]
 //                                                                        =>   FusedQLinearMatMul
+//   the same with DQ(DynamicQuantizeLinear(a)) (dynamic quantization)   =>   FusedDynamicQLinearMatMul
 //   DQ(x) -> MaxPool | Reshape | Flatten | Squeeze | Unsqueeze | Transpose -> Q (same scale and
 //   zero point)                                                          =>   the op on x itself
 //
@@ -63,6 +64,17 @@ std::optional<Dequantized> dequantized(const Graph& graph, const Value* v, int64
     if (normalize_axis(attrs.get_int("axis"), rank, "axis") != channel_axis) return std::nullopt;
   }
   return Dequantized{dq, q, scale, zero_point};
+}
+
+// x, when `v` is DequantizeLinear(DynamicQuantizeLinear(x)): x quantized on each call.
+Value* dynamically_quantized(const Value* v) {
+  if (!v || !v->producer || v->producer->op != "DequantizeLinear") return nullptr;
+  const Node* dq = v->producer;
+  const Node* dynamic = dq->inputs[0]->producer;
+  if (!dynamic || dynamic->op != "DynamicQuantizeLinear" || dq->inputs.size() < 3) return nullptr;
+  for (size_t i = 0; i < 3; ++i)
+    if (dq->inputs[i] != dynamic->outputs[i]) return nullptr;
+  return dynamic->inputs[0];
 }
 
 // A QuantizeLinear per tensor to 8 bits with constant parameters.
@@ -201,7 +213,10 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
 bool fuse_matmul(Graph& graph, Node* n, std::set<const Node*>& removed) {
   if (n->op != "MatMul" && n->op != "Gemm") return false;
   const auto a = dequantized(graph, n->inputs[0]);
-  if (!a || !a->q->info || a->q->info->shape.ndim() < 2) return false;
+  // Dynamic quantization: the activation's parameters come from its own range on each call.
+  Value* dynamic = a ? nullptr : dynamically_quantized(n->inputs[0]);
+  const Value* rows = a ? a->q : dynamic;
+  if (!rows || !rows->info || rows->info->shape.ndim() < 2) return false;
   bool trans_b = false;
   Value* c = nullptr;
   if (n->op == "Gemm") {
@@ -233,7 +248,7 @@ bool fuse_matmul(Graph& graph, Node* n, std::set<const Node*>& removed) {
     chain.push_back(act->node);
     last = act->node->outputs[0];
   }
-  Node* quantize = final_quantize(graph, last);
+  Node* quantize = dynamic ? nullptr : final_quantize(graph, last);
   if (quantize) {
     chain.push_back(quantize);
     last = quantize->outputs[0];
@@ -243,19 +258,25 @@ bool fuse_matmul(Graph& graph, Node* n, std::set<const Node*>& removed) {
   if (trans_b)
     b_matrix = graph.add_initializer(graph.fresh_name(b->q->name + "_kn"),
                                      b->q->constant.transpose({1, 0}).contiguous());
-  std::vector<Value*> inputs{a->q,
-                             a->scale,
-                             a->zero_point,
-                             b_matrix,
-                             b->scale,
-                             b->zero_point,
-                             quantize ? quantize->inputs[1] : nullptr,
-                             quantize && quantize->inputs.size() > 2 ? quantize->inputs[2] : nullptr,
-                             *bias};
+  std::vector<Value*> inputs;
+  if (dynamic) {
+    inputs = {dynamic, b_matrix, b->scale, b->zero_point, *bias};
+  } else {
+    inputs = {a->q,
+              a->scale,
+              a->zero_point,
+              b_matrix,
+              b->scale,
+              b->zero_point,
+              quantize ? quantize->inputs[1] : nullptr,
+              quantize && quantize->inputs.size() > 2 ? quantize->inputs[2] : nullptr,
+              *bias};
+  }
   while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
   AttrMap attrs{{"activation", AttrValue(act ? act->name : std::string())},
                 {"activation_params", AttrValue(act ? act->params : std::vector<double>{})}};
-  Node* fused = graph.add_node("FusedQLinearMatMul", inputs, attrs, graph.fresh_name(n->name + "_int8"));
+  Node* fused = graph.add_node(dynamic ? "FusedDynamicQLinearMatMul" : "FusedQLinearMatMul", inputs, attrs,
+                               graph.fresh_name(n->name + "_int8"));
   if (!graph.infer_node(fused, /*allow_unknown=*/true) ||
       !remove_node_replacing(graph, last->producer, {fused->outputs[0]})) {
     graph.remove_node(fused);
@@ -303,12 +324,16 @@ bool fuse_quantized_ops(Graph& graph) {
   std::vector<Node*> order = graph.topological_order();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = *it;
-    if (n->op != "DequantizeLinear" || is_graph_output(graph, n->outputs[0])) continue;
-    if (n->outputs[0]->users.empty()) {
+    if (n->op != "DequantizeLinear" && n->op != "DynamicQuantizeLinear") continue;
+    const bool unread = std::all_of(n->outputs.begin(), n->outputs.end(), [&](const Value* v) {
+      return v->users.empty() && !is_graph_output(graph, v);
+    });
+    if (unread) {
       graph.remove_node(n);
       changed = true;
       continue;
     }
+    if (n->op != "DequantizeLinear" || is_graph_output(graph, n->outputs[0])) continue;
     std::vector<Tensor> inputs;
     bool all_constant = true;
     for (const Value* in : n->inputs) {

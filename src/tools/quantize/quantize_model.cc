@@ -84,14 +84,16 @@ struct Selection {
   std::map<const Value*, const Value*> shares_with;  // value -> the value whose parameters it takes
 };
 
-Selection select(Graph& g, const QuantizeOptions& options) {
+// The nodes to quantize, in graph order: those with constant float weights (of `only_ops` when
+// given), less the excluded ones and the first/last when asked.
+void pick_nodes(Graph& g, const QuantizeOptions& options, const std::set<std::string>& only_ops,
+                Selection& s) {
   const std::set<std::string> names(options.excluded_node_names.begin(), options.excluded_node_names.end());
   const std::set<std::string> ops(options.excluded_op_types.begin(), options.excluded_op_types.end());
-  const std::vector<Node*> order = g.topological_order();
   std::vector<Node*> candidates;
-  for (Node* n : order)
-    if (weight_channel_axis(g, *n) >= 0) candidates.push_back(n);
-  Selection s;
+  for (Node* n : g.topological_order())
+    if (weight_channel_axis(g, *n) >= 0 && (only_ops.empty() || only_ops.count(n->op)))
+      candidates.push_back(n);
   for (size_t i = 0; i < candidates.size(); ++i) {
     Node* n = candidates[i];
     if (names.count(n->name) || ops.count(n->op)) continue;
@@ -100,6 +102,13 @@ Selection select(Graph& g, const QuantizeOptions& options) {
     s.compute.push_back(n);
     s.channel_axes.push_back(weight_channel_axis(g, *n));
   }
+}
+
+Selection select(Graph& g, const QuantizeOptions& options) {
+  const std::set<std::string> names(options.excluded_node_names.begin(), options.excluded_node_names.end());
+  const std::vector<Node*> order = g.topological_order();
+  Selection s;
+  pick_nodes(g, options, {}, s);
   // The activations: every input the selected nodes read, then (back through value-preserving
   // ops that only feed quantized readers) the values those were taken from.
   std::set<const Value*> chosen;
@@ -235,6 +244,19 @@ void quantize_weights(Graph& g, const Selection& selection) {
   g.remove_unused_values();
 }
 
+// The float graph as the runtime would simplify it, short of fusion (which would hide Conv and its
+// Relu inside one op): BatchNormalization folds into Conv before its weights are quantized.
+void simplify(Graph& g) {
+  g.verify();
+  graph::PassManager passes({.max_sweeps = 4});
+  passes.add(graph::constant_folding_pass())
+      .add(graph::identity_elimination_pass())
+      .add(graph::fold_conv_batchnorm_pass())
+      .add(graph::dead_node_elimination_pass());
+  passes.run(g);
+  g.infer_shapes(/*allow_unknown=*/true);
+}
+
 }  // namespace
 
 graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batches,
@@ -246,16 +268,7 @@ graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batche
              "quantize_model: activation_dtype: expected \"auto\", \"int8\" or \"uint8\", got \"",
              options.activation_dtype, "\"");
   Graph& g = model;
-  g.verify();
-  // The float graph as the runtime would simplify it, short of fusion (which would hide Conv and
-  // its Relu inside one op): BatchNormalization folds into Conv before its weights are quantized.
-  graph::PassManager simplify({.max_sweeps = 4});
-  simplify.add(graph::constant_folding_pass())
-      .add(graph::identity_elimination_pass())
-      .add(graph::fold_conv_batchnorm_pass())
-      .add(graph::dead_node_elimination_pass());
-  simplify.run(g);
-  g.infer_shapes(/*allow_unknown=*/true);
+  simplify(g);
 
   const Selection selection = select(g, options);
   CalibrationResult result;
@@ -298,6 +311,30 @@ graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batche
   g.infer_shapes(/*allow_unknown=*/true);
   g.verify();
   if (calibration) *calibration = std::move(result);
+  return model;
+}
+
+graph::Graph quantize_dynamic(graph::Graph model, const QuantizeOptions& options) {
+  Graph& g = model;
+  simplify(g);
+  Selection selection;
+  pick_nodes(g, options, {"MatMul", "Gemm"}, selection);
+  // One DynamicQuantizeLinear -> DequantizeLinear per activation, read by the selected nodes only.
+  std::map<Value*, Value*> dequantized;
+  for (Node* n : selection.compute) {
+    Value* x = n->inputs[0];
+    auto it = dequantized.find(x);
+    if (it == dequantized.end()) {
+      Node* q = g.add_node("DynamicQuantizeLinear", {x}, {}, g.fresh_name(x->name + "_dynamic_quantize"));
+      Node* dq = g.add_node("DequantizeLinear", {q->outputs[0], q->outputs[1], q->outputs[2]}, {},
+                            g.fresh_name(x->name + "_dequantize"));
+      it = dequantized.emplace(x, dq->outputs[0]).first;
+    }
+    g.set_input(n, 0, it->second);
+  }
+  quantize_weights(g, selection);
+  g.infer_shapes(/*allow_unknown=*/true);
+  g.verify();
   return model;
 }
 
