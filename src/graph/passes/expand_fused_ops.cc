@@ -1,8 +1,8 @@
 // Expanding fused ops back into standard ones, the inverse of fuse_post_ops: FusedConv becomes
 // Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul MatMul [-> Add(bias)]
-// [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv and FusedQLinearMatMul
-// (fuse_quantized_ops) go back to their QDQ form. Writers of formats that lack Kiln's fused ops
-// (ONNX) run it first, so an optimized graph can still be saved.
+// [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv, FusedQLinearMatMul and
+// FusedDynamicQLinearMatMul (fuse_quantized_ops) go back to their QDQ form. Writers of formats that lack
+// Kiln's fused ops (ONNX) run it first, so an optimized graph can still be saved.
 #include <map>
 
 #include "graph/passes/passes.h"
@@ -103,9 +103,37 @@ bool expand_quantized(Graph& graph, Node* fused) {
   return true;
 }
 
+// FusedDynamicQLinearMatMul back into DynamicQuantizeLinear -> DequantizeLinear of the activation,
+// DequantizeLinear of the weight (per column), and the FusedMatMul of those (expanded in turn).
+bool expand_dynamic_quantized(Graph& graph, Node* fused) {
+  if (fused->op != "FusedDynamicQLinearMatMul") return false;
+  const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
+  std::vector<Node*> added;
+  const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
+                       const std::string& what) {
+    added.push_back(
+        graph.add_node(op, std::move(inputs), std::move(attrs), graph.fresh_name(fused->name + "/" + what)));
+    graph.infer_node(added.back(), /*allow_unknown=*/true);
+    return added.back();
+  };
+  const Node* dynamic = add("DynamicQuantizeLinear", {input(0)}, {}, "dynamic_quantize");
+  Value* a = add("DequantizeLinear", dynamic->outputs, {}, "a")->outputs[0];
+  std::vector<Value*> b_inputs{input(1), input(2)};
+  if (input(3)) b_inputs.push_back(input(3));
+  Value* b = add("DequantizeLinear", b_inputs, {{"axis", int64_t{1}}}, "b")->outputs[0];
+  Node* base = add("FusedMatMul", {a, b, input(4)}, fused->attrs, "base");
+  if (!remove_node_replacing(graph, fused, {base->outputs[0]})) {
+    for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
+    return false;
+  }
+  expand(graph, base);
+  return true;
+}
+
 bool expand_fused_ops(Graph& graph) {
   bool changed = false;
-  for (Node* n : graph.nodes()) changed |= expand_quantized(graph, n) || expand(graph, n);
+  for (Node* n : graph.nodes())
+    changed |= expand_quantized(graph, n) || expand_dynamic_quantized(graph, n) || expand(graph, n);
   return changed;
 }
 
