@@ -3,7 +3,8 @@
 // [--keep-first] [--keep-last]: static INT8 quantization (include/kiln/quantize.hpp). Calibrates
 // on the .npy batches in DIR (one file per batch for a model with one input, or one folder per
 // batch with a file INPUT_NAME.npy per input) and writes the quantized model as QDQ ONNX, which
-// Kiln runs with its int8 kernels and ONNX Runtime runs as it is.
+// Kiln runs with its int8 kernels and ONNX Runtime runs as it is. With --dynamic instead of
+// --calib: dynamic quantization of MatMul and Gemm (int8 weights, activations quantized per call).
 #include <iostream>
 #include <memory>
 
@@ -15,10 +16,18 @@ namespace {
 
 struct QuantizeArgs {
   std::string model, calib, out;
+  bool dynamic = false;
   quantization::QuantizeOptions options;
 };
 
 void quantize(const QuantizeArgs& args) {
+  if (args.dynamic == !args.calib.empty())
+    throw UsageError("give either --calib DIR (static quantization) or --dynamic");
+  if (args.dynamic) {
+    quantization::quantize_dynamic_file(args.model, args.out, args.options);
+    std::cout << "wrote " << args.out << " (ONNX, dynamic quantization of MatMul and Gemm)\n";
+    return;
+  }
   const quantization::CalibrationResult result =
       quantization::quantize_model_file(args.model, args.calib, args.out, args.options);
   size_t unsigned_count = 0;
@@ -36,7 +45,9 @@ void add_quantize_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("quantize", "static INT8 quantization with calibration data, to QDQ ONNX");
   cmd->add_option("model", args->model, "NAME-symbol.json, a prefix NAME, or a .onnx file")->required();
-  cmd->add_option("--calib", args->calib, "folder of .npy calibration batches")->required();
+  cmd->add_option("--calib", args->calib, "folder of .npy calibration batches");
+  cmd->add_flag("--dynamic", args->dynamic,
+                "dynamic quantization of MatMul and Gemm (activations quantized on each call), no --calib");
   cmd->add_option("-o,--output", args->out, "the quantized model, OUT.onnx")->required();
   cmd->add_option("--mode", args->options.calib_mode,
                   "calibration: entropy (KL), naive (min/max) or percentile")

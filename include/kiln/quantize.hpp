@@ -125,6 +125,9 @@ graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batche
 // over its own range (DynamicQuantizeLinear -> DequantizeLinear before it); no calibration.
 // `options`' exclusions and first/last flags apply (among MatMul and Gemm nodes).
 graph::Graph quantize_dynamic(graph::Graph model, const QuantizeOptions& options = {});
+// Loads MODEL, quantizes it dynamically and writes it as ONNX to `output_path`.
+void quantize_dynamic_file(const std::string& model_path, const std::string& output_path,
+                           const QuantizeOptions& options = {});
 
 // Loads MODEL (as Predictor::load does), quantizes it with the batches in `calib_folder` and
 // writes it as ONNX (QDQ) to `output_path`.

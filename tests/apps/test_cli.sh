@@ -198,6 +198,17 @@ PY
 expect_status 1 "$kiln" quantize "$dir/mlp" --calib "$dir/no_such_folder" -o "$dir/q.onnx"
 grep -q "no_such_folder' is not a folder" "$dir/err.txt" || fail "quantize: the missing folder is not named"
 expect_status 2 "$kiln" quantize "$dir/mlp" -o "$dir/q.onnx"
+expect_status 2 "$kiln" quantize "$dir/mlp" --calib "$dir/calib" --dynamic -o "$dir/q.onnx"
+"$kiln" quantize "$dir/mlp" --dynamic -o "$dir/mlp_dynamic.onnx" | grep -q "dynamic quantization" ||
+  fail "quantize --dynamic: no 'wrote' line"
+"$python" - "$dir" <<'PY'
+import numpy as np, onnxruntime as ort, sys
+d = sys.argv[1]
+want = np.load(d + "/reference.npy")
+y = ort.InferenceSession(f"{d}/mlp_dynamic.onnx", providers=["CPUExecutionProvider"]).run(
+    None, {"data": np.load(d + "/x.npy")})[0]
+assert np.abs(y - want).max() <= 0.05 * np.abs(want).max(), (y, want)
+PY
 expect_status 2 "$kiln" quantize "$dir/mlp" --calib "$dir/calib" -o "$dir/q.onnx" --mode kl
 
 echo "kiln command line: all checks passed"

@@ -338,21 +338,29 @@ graph::Graph quantize_dynamic(graph::Graph model, const QuantizeOptions& options
   return model;
 }
 
+namespace {
+
+Graph load_model(const std::string& model_path) {
+  const runtime::ModelFiles files = runtime::resolve_model_files(model_path);
+  if (files.format == runtime::ModelFiles::Format::kOnnx) return onnx::import_model(files.symbol_path);
+  const runtime::MxnetCheckpoint checkpoint = runtime::read_mxnet_checkpoint(files);
+  return mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name);
+}
+
+}  // namespace
+
 CalibrationResult quantize_model_file(const std::string& model_path, const std::string& calib_folder,
                                       const std::string& output_path, const QuantizeOptions& options) {
-  const runtime::ModelFiles files = runtime::resolve_model_files(model_path);
-  Graph model;
-  if (files.format == runtime::ModelFiles::Format::kOnnx) {
-    model = onnx::import_model(files.symbol_path);
-  } else {
-    const runtime::MxnetCheckpoint checkpoint = runtime::read_mxnet_checkpoint(files);
-    model = mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name);
-  }
   CalibrationResult result;
   const Graph quantized =
-      quantize_model(std::move(model), npy_folder_batches(calib_folder), options, &result);
+      quantize_model(load_model(model_path), npy_folder_batches(calib_folder), options, &result);
   onnx::export_model(quantized, output_path);
   return result;
+}
+
+void quantize_dynamic_file(const std::string& model_path, const std::string& output_path,
+                           const QuantizeOptions& options) {
+  onnx::export_model(quantize_dynamic(load_model(model_path), options), output_path);
 }
 
 }  // namespace kiln::quantization
