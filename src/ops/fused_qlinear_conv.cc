@@ -4,6 +4,10 @@
 //
 //   y = Q(act(Conv(DQ(x), DQ(w), B) + DQ(Z)))        B: float32, one value per output channel
 //
+// With mid_scale (and mid_zero_point, whose type is the 8-bit type), the convolution's result is
+// first quantized and dequantized with them, as ONNX Runtime's QDQ models write a Conv whose
+// output is quantized before a residual Add: y = Q(act(DQ(Q_mid(Conv(...))) + DQ(Z))).
+//
 // x, Z: uint8 or int8 per tensor; w: int8 or uint8 per tensor or per output channel (axis 0);
 // Q: per tensor to y_zero_point's type, or no quantization (a float32 y) when y_scale is absent,
 // where the graph goes on in float. The activation is a fused op's (`activation`,
@@ -18,7 +22,22 @@
 namespace kiln::ops {
 namespace {
 
-enum Input { kX, kXScale, kXZero, kW, kWScale, kWZero, kYScale, kYZero, kBias, kZ, kZScale, kZZero };
+enum Input {
+  kX,
+  kXScale,
+  kXZero,
+  kW,
+  kWScale,
+  kWZero,
+  kYScale,
+  kYZero,
+  kBias,
+  kZ,
+  kZScale,
+  kZZero,
+  kMidScale,
+  kMidZero
+};
 
 const OpSchema& schema_of(const char* name) {
   return OpRegistry::global().get(name);
@@ -70,6 +89,7 @@ std::vector<TensorInfo> infer_fused_qlinear_conv(InferContext& ctx) {
     KILN_CHECK(ctx.shape(kZ) == y || !ctx.shape(kZ).is_known() || !y.is_known(), ErrorCode::kShapeMismatch,
                ctx.input_label(kZ), ": expected the output's shape ", y, ", got ", ctx.shape(kZ));
   }
+  if (ctx.has_input(kMidScale)) require_per_tensor(ctx, kMidScale);
   DType out = DType::kFloat32;
   if (ctx.has_input(kYScale)) {
     require_per_tensor(ctx, kYScale);
@@ -89,21 +109,41 @@ Tensor dequantize(const KernelContext& ctx, int q, int scale, int zero_point, in
   return dq.run_reference(dq.bind({{"axis", axis}}), inputs)[0];
 }
 
+Tensor quantize(const Tensor& y, const KernelContext& ctx, int scale, int zero_point) {
+  const OpSchema& q = schema_of("QuantizeLinear");
+  std::vector<Tensor> inputs{y, ctx.input(scale)};
+  if (ctx.has_input(zero_point)) inputs.push_back(ctx.input(zero_point));
+  return q.run_reference(q.bind({}), inputs)[0];
+}
+
 void fused_qlinear_conv_kernel(KernelContext& ctx) {
+  const bool mid = ctx.has_input(kMidScale);
   std::vector<Tensor> conv_inputs{dequantize(ctx, kX, kXScale, kXZero, 1),
                                   dequantize(ctx, kW, kWScale, kWZero, 0),
                                   ctx.has_input(kBias) ? ctx.input(kBias) : Tensor()};
-  if (ctx.has_input(kZ)) conv_inputs.push_back(dequantize(ctx, kZ, kZScale, kZZero, 1));
+  if (ctx.has_input(kZ) && !mid) conv_inputs.push_back(dequantize(ctx, kZ, kZScale, kZZero, 1));
   const OpSchema& fused = schema_of("FusedConv");
   AttrMap given;
   for (const auto& [name, value] : ctx.attrs.values()) given.emplace(name, value);
-  Tensor y = fused.run_reference(fused.bind(given), conv_inputs)[0];
-  if (ctx.has_input(kYScale)) {
-    const OpSchema& q = schema_of("QuantizeLinear");
-    std::vector<Tensor> inputs{y, ctx.input(kYScale)};
-    if (ctx.has_input(kYZero)) inputs.push_back(ctx.input(kYZero));
-    y = q.run_reference(q.bind({}), inputs)[0];
+  if (mid) {  // the residual and the activation come after the requantization
+    given.insert_or_assign("activation", AttrValue(std::string()));
+    given.insert_or_assign("activation_params", AttrValue(std::vector<double>{}));
   }
+  Tensor y = fused.run_reference(fused.bind(given), conv_inputs)[0];
+  if (mid) {
+    const OpSchema& dq = schema_of("DequantizeLinear");
+    std::vector<Tensor> inputs{quantize(y, ctx, kMidScale, kMidZero), ctx.input(kMidScale)};
+    if (ctx.has_input(kMidZero)) inputs.push_back(ctx.input(kMidZero));
+    y = dq.run_reference(dq.bind({}), inputs)[0];
+    const Tensor z = ctx.has_input(kZ) ? dequantize(ctx, kZ, kZScale, kZZero, 1) : Tensor();
+    const FusedActivation act =
+        parse_fused_activation(ctx.attrs.get_string("activation"), ctx.attrs.get_floats("activation_params"));
+    float* v = y.data<float>();
+    for (int64_t i = 0; i < y.numel(); ++i)
+      v[i] = static_cast<float>(
+          act(static_cast<double>(v[i]) + (z.defined() ? double{z.data<float>()[i]} : 0.0)));
+  }
+  if (ctx.has_input(kYScale)) y = quantize(y, ctx, kYScale, kYZero);
   ctx.output(0).copy_from(y);
 }
 
@@ -126,6 +166,8 @@ KILN_REGISTER_OP(FusedQLinearConv)
     .input("Z", Arity::kOptional)
     .input("z_scale", Arity::kOptional)
     .input("z_zero_point", Arity::kOptional)
+    .input("mid_scale", Arity::kOptional)
+    .input("mid_zero_point", Arity::kOptional)
     .output("y")
     .with(conv_window_attrs)
     .attr("activation", AttrType::kString, "")

@@ -26,6 +26,7 @@ struct QConvCase {
   std::optional<DType> z_type;  // a residual of this type
   std::optional<DType> y_type;  // nullopt: float32 output
   int y_zero = 0;
+  std::optional<DType> mid_type;  // ONNX Runtime's requantization before the residual
 };
 
 Tensor random_8bit(const Shape& shape, DType type, std::mt19937& rng) {
@@ -58,6 +59,11 @@ void check(const QConvCase& c, std::mt19937& rng) {
   if (c.z_type) {
     in[9] = {random_8bit(y_shape, *c.z_type, rng)};
     in[10] = {Tensor::scalar(0.03, DType::kFloat32), true};
+  }
+  in.resize(14);
+  if (c.mid_type) {
+    in[12] = {Tensor::scalar(0.04, DType::kFloat32), true};
+    in[13] = {Tensor::scalar(*c.mid_type == DType::kUInt8 ? 100 : -3, *c.mid_type), true};
   }
   float_inputs.clear();
   for (const Operand& o : in) float_inputs.push_back(o.value);
@@ -149,6 +155,29 @@ TEST(OnednnQLinearConv, AgreesWithTheReference) {
        true,
        std::nullopt,
        DType::kUInt8},
+      // ONNX Runtime's residual: requantized (u8 with a zero point, or s8) before the Add, then Relu.
+      {{1, 16, 8, 8},
+       {16, 16, 1, 1},
+       {{"activation", "Relu"}},
+       DType::kUInt8,
+       0,
+       true,
+       true,
+       DType::kUInt8,
+       DType::kUInt8,
+       0,
+       DType::kUInt8},
+      {{1, 8, 6, 6},
+       {8, 8, 3, 3},
+       {{"pads", Ints{1, 1, 1, 1}}},
+       DType::kUInt8,
+       7,
+       true,
+       true,
+       DType::kInt8,
+       DType::kInt8,
+       0,
+       DType::kInt8},
       // Float output, where the graph goes on in float.
       {{2, 4, 6, 6}, {6, 4, 3, 3}, {}, DType::kInt8, 0, true, true, std::nullopt, std::nullopt},
   };

@@ -105,6 +105,36 @@ TEST(FuseQuantizedOps, QdqChainsBecomeInt8Ops) {
   }
 }
 
+// ONNX Runtime's residual: the Conv's output quantized and dequantized before the Add (and a
+// zero point on it), then Relu and the output's QuantizeLinear.
+TEST(FuseQuantizedOps, RequantizedResidualAsOnnxRuntimeWritesIt) {
+  std::mt19937 rng(6);
+  Graph g;
+  g.name = "ort_residual";
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 4, 5, 5}});
+  Value* skip = g.add_input("skip", TensorInfo{DType::kFloat32, Shape{1, 8, 5, 5}});
+  Value* c =
+      out0(g.add_node("Conv", {qdq(g, x, "x", 0.02, DType::kInt8), int8_weight(g, "w", {8, 4, 3, 3}, rng)},
+                      {{"pads", {1, 1, 1, 1}}}, "conv"));
+  Value* scale = scalar(g, "c_s", 0.04, DType::kFloat32);
+  Value* zero = scalar(g, "c_z", 100, DType::kUInt8);
+  Value* cq = out0(g.add_node("QuantizeLinear", {c, scale, zero}, {}, "c_q"));
+  Value* cdq = out0(g.add_node("DequantizeLinear", {cq, scale, zero}, {}, "c_dq"));
+  Value* s = out0(g.add_node("Add", {qdq(g, skip, "skip", 0.03, DType::kInt8), cdq}, {}, "residual"));
+  g.add_output(qdq(g, out0(g.add_node("Relu", {s}, {}, "relu")), "y", 0.05));
+  g.infer_shapes();
+  Graph after = g.clone();
+  ASSERT_TRUE(run_pass(fuse_quantized_ops_pass(), after));
+  EXPECT_EQ(count_op(after, "FusedQLinearConv"), 1u);
+  for (const char* gone : {"Conv", "Add", "Relu"}) EXPECT_EQ(count_op(after, gone), 0u) << gone;
+  expect_same_outputs(g, after, 0.0501, 0);
+  Graph expanded = after.clone();
+  ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
+  EXPECT_EQ(count_op(expanded, "FusedQLinearConv"), 0u);
+  EXPECT_EQ(count_op(expanded, "Add"), 1u);
+  expect_same_outputs(g, expanded, 0.0501, 0);
+}
+
 // An int8 weight quantized along `axis` (values in [-127, 127], scales 0.002 * (1 + index)).
 Value* int8_matrix(Graph& g, const std::string& name, const Shape& shape, int64_t axis, std::mt19937& rng) {
   std::uniform_int_distribution<int> dist(-127, 127);

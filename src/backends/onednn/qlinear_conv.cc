@@ -4,6 +4,7 @@
 // bias, the residual as a sum post-op with its own scale and zero point, the activation as an
 // eltwise post-op, and the output requantized (u8 or s8) or left in float32. Scales and zero
 // points are oneDNN 3 run-time arguments (DNNL_ARG_ATTR_SCALES / DNNL_ARG_ATTR_ZERO_POINTS),
+// ONNX Runtime's requantization before a residual is a chain of eltwise post-ops,
 // kept by the kernel since they are constants of the graph. The output stays in the primitive's
 // layout (channels last for int8) for the next kernel, as Conv's does.
 #include <cstring>
@@ -19,7 +20,22 @@ namespace {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-enum Input { kX, kXScale, kXZero, kW, kWScale, kWZero, kYScale, kYZero, kBias, kZ, kZScale, kZZero };
+enum Input {
+  kX,
+  kXScale,
+  kXZero,
+  kW,
+  kWScale,
+  kWZero,
+  kYScale,
+  kYZero,
+  kBias,
+  kZ,
+  kZScale,
+  kZZero,
+  kMidScale,
+  kMidZero
+};
 
 std::vector<float> floats_of(const Tensor& t) {
   return t.cast(DType::kFloat32).contiguous().to_vector<float>();
@@ -145,6 +161,20 @@ runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query
   }
   const auto y_type = *to_dnnl(y.dtype);
   dnnl::post_ops post;
+  if (has_input(node, kMidScale)) {
+    // The requantization before the residual, as eltwise post-ops: DQ(Q(v)) =
+    // s * clip(round(v / s), lo - z, hi - z), rounding half to even like QuantizeLinear.
+    const Tensor* mid_scale = constant_input(node, kMidScale);
+    if (!mid_scale || (has_input(node, kMidZero) && !constant_input(node, kMidZero))) return {};
+    const float s = floats_of(*mid_scale)[0];
+    const float zero = static_cast<float>(zero_point_of(node, kMidZero));
+    const bool is_signed = has_input(node, kMidZero) && input_info(node, kMidZero).dtype == DType::kInt8;
+    const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+    post.append_eltwise(dnnl::algorithm::eltwise_linear, 1.f / s, 0.f);
+    post.append_eltwise(dnnl::algorithm::eltwise_round, 0.f, 0.f);
+    post.append_eltwise(dnnl::algorithm::eltwise_clip, lo - zero, hi - zero);
+    post.append_eltwise(dnnl::algorithm::eltwise_linear, s, 0.f);
+  }
   std::optional<dt> z_type;
   if (has_input(node, kZ)) {
     const Tensor* z_scale = constant_input(node, kZScale);

@@ -85,11 +85,32 @@ bool expand_quantized(Graph& graph, Node* fused) {
     if (input(zero_point)) inputs.push_back(input(zero_point));
     return add("DequantizeLinear", inputs, {{"axis", axis}}, what);
   };
+  // FusedQLinearConv's mid_scale: the convolution is requantized before the residual and the
+  // activation, which then follow as their own nodes.
+  const bool mid = is_conv && input(12);
   std::vector<Value*> base_inputs{dequantize(0, 1, 2, 1, "x"), dequantize(3, 4, 5, is_conv ? 0 : 1, "w"),
                                   input(8)};
-  if (is_conv && input(9)) base_inputs.push_back(dequantize(9, 10, 11, 1, "z"));
-  Value* y = add(is_conv ? "FusedConv" : "FusedMatMul", base_inputs, fused->attrs, "base");
+  Value* z = is_conv && input(9) ? dequantize(9, 10, 11, 1, "z") : nullptr;
+  if (z && !mid) base_inputs.push_back(z);
+  AttrMap base_attrs = fused->attrs;
+  if (mid) {
+    base_attrs.insert_or_assign("activation", AttrValue(std::string()));
+    base_attrs.insert_or_assign("activation_params", AttrValue(std::vector<double>{}));
+  }
+  Value* y = add(is_conv ? "FusedConv" : "FusedMatMul", base_inputs, base_attrs, "base");
   Node* base = added.back();
+  if (mid) {
+    std::vector<Value*> params{input(12)};
+    if (input(13)) params.push_back(input(13));
+    std::vector<Value*> q_inputs{y};
+    q_inputs.insert(q_inputs.end(), params.begin(), params.end());
+    std::vector<Value*> dq_inputs{add("QuantizeLinear", q_inputs, {}, "mid_quantize")};
+    dq_inputs.insert(dq_inputs.end(), params.begin(), params.end());
+    y = add("DequantizeLinear", dq_inputs, {}, "mid_dequantize");
+    if (z) y = add("Add", {y, z}, {}, "residual");
+    y = add_activation(graph, *fused, y);
+    graph.infer_node(y->producer, /*allow_unknown=*/true);
+  }
   if (input(6)) {
     std::vector<Value*> q_inputs{y, input(6)};
     if (input(7)) q_inputs.push_back(input(7));

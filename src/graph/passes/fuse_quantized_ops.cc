@@ -2,7 +2,8 @@
 // ops, as quantize_model and ONNX Runtime's quantize_static write it) into int8 ops, so that
 // activations stay 8-bit from one convolution to the next:
 //
-//   DQ(x), DQ(w) -> Conv(+ B) -> [Add(DQ(z))] -> [Relu | Clip] -> [Q]   =>   FusedQLinearConv
+//   DQ(x), DQ(w) -> Conv(+ B) -> [Q -> DQ] -> [Add(DQ(z))] -> [Relu | Clip] -> [Q]
+//                                                                        =>   FusedQLinearConv
 //   DQ(a), DQ(b) -> MatMul [-> Add(bias)] | Gemm(+ C) -> [Relu | Clip] -> [Q]
 //                                                                        =>   FusedQLinearMatMul
 //   the same with DQ(DynamicQuantizeLinear(a)) (dynamic quantization)   =>   FusedDynamicQLinearMatMul
@@ -144,6 +145,21 @@ Node* final_quantize(const Graph& graph, const Value* last) {
   return is_plain_quantize(graph, q) ? q : nullptr;
 }
 
+// The QuantizeLinear of `v` when `v` -> Q -> DQ (the same parameters) -> Add, each read by the next
+// alone.
+Node* requantized_before_add(const Graph& graph, const Value* v) {
+  Node* q = sole_reader(graph, v);
+  if (!is_plain_quantize(graph, q)) return nullptr;
+  Node* dq = sole_reader(graph, q->outputs[0]);
+  if (!dq || dq->op != "DequantizeLinear" || dq->inputs[0] != q->outputs[0]) return nullptr;
+  const auto d = dequantized(graph, dq->outputs[0]);
+  const Value* q_zero = q->inputs.size() > 2 ? q->inputs[2] : nullptr;
+  if (!d || scalar_of(d->scale) != scalar_of(q->inputs[1]) || scalar_of(d->zero_point) != scalar_of(q_zero))
+    return nullptr;
+  Node* add = sole_reader(graph, dq->outputs[0]);
+  return add && add->op == "Add" ? q : nullptr;
+}
+
 bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
   if (conv->op != "Conv") return false;
   const auto x = dequantized(graph, conv->inputs[0]);
@@ -155,19 +171,28 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
   if (!y->info) return false;
   std::vector<Node*> chain{conv};
   Value* last = y;
+  // ONNX Runtime's form of a residual: the Conv's output quantized and dequantized before the Add
+  // (the pair becomes the fused op's mid_scale / mid_zero_point).
+  Node* mid = requantized_before_add(graph, y);
+  Value* add_input = mid ? sole_reader(graph, mid->outputs[0])->outputs[0] : y;
   std::optional<Dequantized> z;
-  if (Node* add = sole_reader(graph, y); add && add->op == "Add") {
-    Value* other = add->inputs[0] == y ? add->inputs[1] : add->inputs[0];
+  if (Node* add = sole_reader(graph, add_input); add && add->op == "Add") {
+    Value* other = add->inputs[0] == add_input ? add->inputs[1] : add->inputs[0];
     z = dequantized(graph, other);
     const Value* out = add->outputs[0];
-    if (other != y && z && z->q->info && z->q->info->shape == y->info->shape && out->info &&
+    if (other != add_input && z && z->q->info && z->q->info->shape == y->info->shape && out->info &&
         out->info->shape == y->info->shape) {
+      if (mid) {
+        chain.push_back(mid);
+        chain.push_back(sole_reader(graph, mid->outputs[0]));
+      }
       chain.push_back(add);
       last = add->outputs[0];
     } else {
       z.reset();
     }
   }
+  if (!z) mid = nullptr;
   const std::optional<Activation> act = activation_after(graph, last);
   if (act) {
     chain.push_back(act->node);
@@ -192,6 +217,10 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
     inputs.push_back(z->q);
     inputs.push_back(z->scale);
     inputs.push_back(z->zero_point);
+  }
+  if (mid) {
+    inputs.push_back(mid->inputs[1]);
+    inputs.push_back(mid->inputs.size() > 2 ? mid->inputs[2] : nullptr);
   }
   while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
   AttrMap attrs = conv->attrs;

@@ -61,6 +61,21 @@ def write_conv(root):
                 write_case(root, name, "FusedQLinearConv",
                            [x, x_scale, x_zp, w, w_scale, None, y_scale, y_zp, b, z, z_scale, None],
                            [requantize(y, y_scale, 0, np.uint8)], attrs=attrs, rtol=0, atol=1)
+    # ONNX Runtime's residual: the convolution requantized (mid_scale, mid_zero_point) before the
+    # residual Add and the Relu.
+    x, w = q8((1, 4, 5, 5), np.uint8), q8((6, 4, 3, 3), np.int8)
+    w_scale = RNG.uniform(0.002, 0.01, size=6).astype(np.float32)
+    v = conv_cases.conv_ref(dq(x, 0.02), dq(w, w_scale, axis=0), None, pads=[1, 1, 1, 1])
+    mid_scale, mid_zp = np.float32(np.abs(v).max() / 60), np.array(100, np.uint8)
+    v = dq(requantize(v, mid_scale, mid_zp, np.uint8), mid_scale, mid_zp)
+    z = q8(v.shape, np.int8)
+    y = np.maximum(v + dq(z, 0.03), 0)
+    y_scale = np.float32(np.abs(y).max() / 100)
+    write_case(root, "fused_qlinear_conv_requantized_residual", "FusedQLinearConv",
+               [x, np.float32(0.02), None, w, w_scale, None, y_scale, np.array(0, np.uint8), None, z, np.float32(0.03),
+                None, mid_scale, mid_zp],
+               [requantize(y, y_scale, 0, np.uint8)], attrs={"pads": [1, 1, 1, 1], "activation": "Relu",
+                                                             "activation_params": []}, rtol=0, atol=1)
     # Float output (no y_scale), grouped and strided, per-tensor weight scale.
     x, w = q8((2, 4, 7, 7), np.uint8), q8((6, 2, 3, 3), np.int8)
     y = conv_cases.conv_ref(dq(x, 0.05), dq(w, 0.004, axis=0), None, strides=[2, 2], group=2)
