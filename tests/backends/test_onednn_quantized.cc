@@ -285,6 +285,42 @@ TEST(OnednnDynamicQLinearMatMul, AgreesWithTheReference) {
   }
 }
 
+// A residual into a float32 output (the last block of a network whose pooling runs in float):
+// Z comes from another int8 convolution, in its channels-last layout, and is read by a binary
+// post-op.
+TEST(OnednnQLinearConv, ResidualIntoAFloatOutput) {
+  std::mt19937 rng(14);
+  graph::Graph g;
+  graph::Value* x = g.add_input("x", ops::TensorInfo{DType::kUInt8, Shape{1, 16, 7, 7}});
+  graph::Value* xs = g.add_initializer("xs", Tensor::scalar(0.02, DType::kFloat32));
+  graph::Value* ws = g.add_initializer("ws", random_tensor(Shape{16}, rng, 0.002f, 0.01f));
+  graph::Value* zs = g.add_initializer("zs", Tensor::scalar(0.05, DType::kFloat32));
+  graph::Value* z =
+      g.add_node("FusedQLinearConv",
+                 {x, xs, nullptr, g.add_initializer("w1", random_8bit({16, 16, 1, 1}, DType::kInt8, rng)), ws,
+                  nullptr, zs, g.add_initializer("zz", Tensor::scalar(0, DType::kUInt8))},
+                 {{"activation", "Relu"}})
+          ->outputs[0];
+  graph::Value* y =
+      g.add_node("FusedQLinearConv",
+                 {z, zs, nullptr, g.add_initializer("w2", random_8bit({16, 16, 3, 3}, DType::kInt8, rng)), ws,
+                  nullptr, nullptr, nullptr, g.add_initializer("b", random_tensor(Shape{16}, rng)), z, zs},
+                 {{"pads", Ints{1, 1, 1, 1}}, {"activation", "Relu"}})
+          ->outputs[0];
+  g.add_output(y);
+  g.infer_shapes();
+  const auto reference = runtime::compile(g);
+  const auto fast = runtime::compile(g, {.providers = {onednn_provider()}});
+  for (const auto& step : fast->steps) EXPECT_EQ(step.provider, "onednn") << step.label;
+  const Tensor input = random_8bit({1, 16, 7, 7}, DType::kUInt8, rng);
+  const std::vector<float> want = runtime::Executor(reference).run({input})[0].to_vector<float>();
+  const std::vector<float> got = runtime::Executor(fast).run({input})[0].to_vector<float>();
+  // Z may differ by one 8-bit step (0.05) between the two paths, which the second convolution
+  // passes on through its residual.
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 0.051 + 1e-4 * std::fabs(want[i])) << i;
+}
+
 // oneDNN pools 8-bit values in the channels-last layout its int8 convolutions write and read
 // (row-major 8-bit values stay with the reference kernel): int8 convolution, MaxPool, int8
 // convolution.

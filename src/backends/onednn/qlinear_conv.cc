@@ -1,12 +1,12 @@
 // FusedQLinearConv (src/ops/fused_qlinear_conv.cc) on oneDNN's int8 convolution: u8 or s8
 // activations with a per-tensor scale and zero point, s8 weights (zero point 0) with per-tensor or
 // per-output-channel scales, reordered once at compile time into the primitive's layout, a float
-// bias, the residual as a sum post-op with its own scale and zero point, the activation as an
-// eltwise post-op, and the output requantized (u8 or s8) or left in float32. Scales and zero
-// points are oneDNN 3 run-time arguments (DNNL_ARG_ATTR_SCALES / DNNL_ARG_ATTR_ZERO_POINTS),
-// ONNX Runtime's requantization before a residual is a chain of eltwise post-ops,
-// kept by the kernel since they are constants of the graph. The output stays in the primitive's
-// layout (channels last for int8) for the next kernel, as Conv's does.
+// bias, ONNX Runtime's requantization before a residual as a chain of eltwise post-ops, the
+// residual as a sum post-op with its own scale and zero point (a binary post-op into a float32
+// output), the activation as an eltwise post-op, and the output requantized (u8 or s8) or left in
+// float32. Scales and zero points are oneDNN 3 run-time arguments (DNNL_ARG_ATTR_SCALES /
+// DNNL_ARG_ATTR_ZERO_POINTS), kept by the kernel since they are constants of the graph. The output
+// stays in the primitive's layout (channels last for int8) for the next kernel, as Conv's does.
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -58,9 +58,11 @@ struct QConvKernel {
   int32_t src_zero = 0, dst_zero = 0;
   dnnl::memory::desc scalar_f32{{1}, dt::f32, tag::a}, channels_f32, scalar_s32{{1}, dt::s32, tag::a};
   // The residual, copied (or reordered) into the output before the call; the sum post-op then
-  // adds z_scale * (Z - z_zero_point) to the result.
-  std::optional<dnnl::memory::desc> residual, residual_in_dst;
+  // adds z_scale * (Z - z_zero_point) to the result. A float32 output cannot hold 8-bit Z's
+  // bytes: there Z is a binary post-op's second input instead (`binary_residual`, its index).
+  std::optional<dnnl::memory::desc> residual;
   std::optional<Reorder> residual_reorder;
+  std::optional<int> binary_residual;
 
   void operator()(ops::KernelContext& ctx) const {
     std::shared_ptr<Storage> x_bytes, y_bytes;
@@ -68,7 +70,7 @@ struct QConvKernel {
     void* dst = write_port(y, ctx.output(0), y_bytes);
     if (residual_reorder) {
       reorder(ctx, *residual_reorder, ctx.input(kZ).raw_data(), dst);
-    } else if (residual) {
+    } else if (residual && !binary_residual) {
       std::memcpy(dst, ctx.input(kZ).raw_data(), residual->get_size());
     }
     std::vector<Arg> args{{DNNL_ARG_SRC, x.used, src},
@@ -81,6 +83,9 @@ struct QConvKernel {
       args.push_back({DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, scalar_f32, dst_scale.data()});
     if (src_zero != 0) args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, scalar_s32, &src_zero});
     if (dst_zero != 0) args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, scalar_s32, &dst_zero});
+    if (binary_residual)
+      args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(*binary_residual) | DNNL_ARG_SRC_1, *residual,
+                      ctx.input(kZ).raw_data()});
     execute(ctx, conv, std::span<const Arg>(args));
     finish_write(ctx, y, dst, ctx.output(0));
   }
@@ -182,9 +187,17 @@ runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query
     kernel->residual = stored_desc(query, kZ);
     if (!kernel->residual) return {};
     z_type = *to_dnnl(input_info(node, kZ).dtype);
-    // The sum reads Z's bytes where the output will be: the same element size is a must.
-    if (dnnl::memory::data_type_size(*z_type) != dnnl::memory::data_type_size(y_type)) return {};
-    post.append_sum(floats_of(*z_scale)[0], zero_point_of(node, kZZero), *z_type);
+    const float zs = floats_of(*z_scale)[0];
+    const auto zz = static_cast<float>(zero_point_of(node, kZZero));
+    if (dnnl::memory::data_type_size(*z_type) == dnnl::memory::data_type_size(y_type)) {
+      post.append_sum(zs, zero_point_of(node, kZZero), *z_type);
+    } else {
+      // r + zs * (Z - zz) = zs * (r / zs - zz + Z), Z added as it is stored.
+      post.append_eltwise(dnnl::algorithm::eltwise_linear, 1.f / zs, -zz);
+      kernel->binary_residual = post.len();
+      post.append_binary(dnnl::algorithm::binary_add, *kernel->residual);
+      post.append_eltwise(dnnl::algorithm::eltwise_linear, zs, 0.f);
+    }
   }
   append_activation(post, query.attrs);
   attr.set_post_ops(post);
@@ -218,7 +231,7 @@ runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query
   choice.output_layouts.resize(1);
   kernel->x = input_port(*x_stored, pd.src_desc());
   kernel->y = output_port(output_store(query, 0, pd.dst_desc(), choice.output_layouts[0]), pd.dst_desc());
-  if (kernel->residual) {
+  if (kernel->residual && !kernel->binary_residual) {
     // The output's layout in Z's element type: where the residual's bytes must lie.
     dnnl::memory::desc target = pd.dst_desc();
     if (*z_type != y_type) {
