@@ -58,8 +58,9 @@ void add_quantize_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--batches", args->options.num_calib_batches, "use at most N batches (-1: all)")
       ->capture_default_str();
-  cmd->add_option("--activations", args->options.activation_dtype,
-                  "8-bit type of activations: auto (uint8 where never negative), int8 or uint8")
+  cmd->add_option(
+         "--activations", args->options.activation_dtype,
+         "8-bit type of activations: auto (uint8 where never negative), int8, or uint8 (negatives become 0)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "int8", "uint8"}));
   cmd->add_option("--exclude", args->options.excluded_node_names, "keep this node in float (repeatable)");

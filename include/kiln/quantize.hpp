@@ -97,9 +97,10 @@ struct QuantizeOptions {
   double percentile = 99.99;           // for calib_mode percentile
   int num_bins = 8001;                 // histogram bins (entropy, percentile)
   int num_calib_batches = -1;          // at most this many batches; -1: all
-  // The 8-bit type of activations: "auto" (uint8 for tensors never negative, such as outputs of
-  // Relu, int8 otherwise), "int8" or "uint8" (uint8 then holds non-negative tensors only; others
-  // stay int8).
+  // The 8-bit type of activations: "auto" (uint8 for tensors never negative in calibration, such
+  // as outputs of Relu, int8 otherwise), "int8" (all, symmetric), or "uint8" (all, over [0, T]:
+  // negative values become 0, as MXNet's uint8 quantization does; for networks whose quantized
+  // activations all follow a Relu).
   std::string activation_dtype = "auto";
   std::vector<std::string> excluded_node_names;  // nodes kept in float
   std::vector<std::string> excluded_op_types;    // ops kept in float ("Gemm", ...)

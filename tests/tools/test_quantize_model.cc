@@ -137,6 +137,21 @@ TEST(QuantizeModel, WritesQdqAroundEveryQuantizedLayer) {
   EXPECT_EQ(ops["QuantizeLinear"], static_cast<int>(calibration.thresholds.size()));
 }
 
+TEST(QuantizeModel, ActivationTypes) {
+  for (const char* type : {"int8", "uint8"}) {
+    CalibrationResult calibration;
+    const graph::Graph int8 = quantize_model(digits_cnn().clone(), training_batches(1),
+                                             {.calib_mode = "naive", .activation_dtype = type}, &calibration);
+    for (const auto& [name, is_unsigned] : calibration.unsigned_tensors)
+      EXPECT_EQ(is_unsigned, std::string(type) == "uint8") << type << ": " << name;
+    const DType want = std::string(type) == "uint8" ? DType::kUInt8 : DType::kInt8;
+    for (const graph::Node* n : int8.nodes()) {
+      if (n->op != "QuantizeLinear") continue;
+      EXPECT_EQ(n->outputs[0]->info->dtype, want) << n->label();
+    }
+  }
+}
+
 TEST(QuantizeModel, ExcludedLayersStayFloat) {
   const graph::Graph by_type = quantize_model(digits_cnn().clone(), training_batches(1),
                                               {.calib_mode = "naive", .excluded_op_types = {"Gemm"}});

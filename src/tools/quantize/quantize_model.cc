@@ -283,22 +283,27 @@ graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batche
     return v;
   };
   for (Value* v : selection.activations) {
-    const TensorStatistics& s = stats[index.at(source(v))];
-    const bool non_negative = s.min() >= 0 && options.activation_dtype != "int8";
-    float t = threshold(s, mode, non_negative, options.percentile);
+    if (selection.shares_with.count(v)) continue;
+    const TensorStatistics& s = stats[index.at(v)];
+    const bool is_unsigned =
+        options.activation_dtype == "uint8" || (options.activation_dtype == "auto" && s.min() >= 0);
+    // 511 entropy levels only where the lower half of the histogram is empty, as MXNet counts them.
+    float t = threshold(s, mode, is_unsigned && s.min() >= 0, options.percentile);
     if (!(t > 0)) t = 1.0f;  // a tensor of zeros: any scale represents it
     result.thresholds[v->name] = t;
-    result.unsigned_tensors[v->name] = non_negative;
+    result.unsigned_tensors[v->name] = is_unsigned;
+  }
+  for (Value* v : selection.activations) {
+    result.thresholds[v->name] = result.thresholds.at(source(v)->name);
+    result.unsigned_tensors[v->name] = result.unsigned_tensors.at(source(v)->name);
   }
 
   // The QDQ rewrite: a QuantizeLinear -> DequantizeLinear pair after each calibrated value, read
   // by all its readers (graph outputs keep the float value).
   for (Value* v : selection.activations) {
-    const Value* from = source(v);
-    const float t = result.thresholds.at(from->name);
-    const bool is_unsigned = result.unsigned_tensors.at(from->name);
+    const float t = result.thresholds.at(v->name);
+    const bool is_unsigned = result.unsigned_tensors.at(v->name);
     const float scale = t / (is_unsigned ? 255.0f : 127.0f);
-    result.thresholds[v->name] = t;
     Value* s = g.add_initializer(g.fresh_name(v->name + "_scale"), Tensor::scalar(scale, DType::kFloat32));
     Value* z = g.add_initializer(g.fresh_name(v->name + "_zero_point"),
                                  Tensor::scalar(0, is_unsigned ? DType::kUInt8 : DType::kInt8));
