@@ -181,6 +181,24 @@ TEST(FuseQuantizedOps, MatMulAndGemmBecomeInt8Products) {
   expect_same_outputs(g, expanded, 0.05 * 8 * 0.02 * 127, 0);
 }
 
+// A chain that ends in float (Conv -> Relu, read by a float op): the Relu goes with the Conv and
+// the pass does not visit it again.
+TEST(FuseQuantizedOps, FloatChainEndingInAnActivation) {
+  std::mt19937 rng(7);
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 4, 5, 5}});
+  Value* c = out0(g.add_node(
+      "Conv", {qdq(g, x, "x", 0.02, DType::kInt8), int8_weight(g, "w", {3, 4, 1, 1}, rng)}, {}, "conv"));
+  Value* r = out0(g.add_node("Relu", {c}, {}, "relu"));
+  g.add_output(out0(g.add_node("Sigmoid", {r}, {}, "sigmoid")));
+  g.infer_shapes();
+  Graph after = g.clone();
+  ASSERT_TRUE(run_pass(fuse_quantized_ops_pass(), after));
+  EXPECT_EQ(count_op(after, "FusedQLinearConv"), 1u);
+  EXPECT_EQ(count_op(after, "Relu"), 0u);
+  expect_same_outputs(g, after, 1e-6, 1e-5);
+}
+
 TEST(FuseQuantizedOps, LeavesWhatCannotFuse) {
   std::mt19937 rng(4);
   Graph g;

@@ -18,6 +18,7 @@
 // and not be a graph output. DequantizeLinear nodes left without readers are removed, and those
 // of constants still read by float ops folded into float constants. Needs shapes (the residual
 // must have the output's shape).
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -232,10 +233,10 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
     graph.remove_node(fused);
     return false;
   }
+  // Every node of the chain goes (the last one already has): none may be visited again.
+  removed.insert(chain.begin(), chain.end());
   chain.pop_back();
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) graph.remove_node(*it);
-  removed.insert(chain.begin(), chain.end());
-  if (quantize) removed.insert(quantize);
   return true;
 }
 
@@ -311,10 +312,10 @@ bool fuse_matmul(Graph& graph, Node* n, std::set<const Node*>& removed) {
     graph.remove_node(fused);
     return false;
   }
+  // Every node of the chain goes (the last one already has): none may be visited again.
+  removed.insert(chain.begin(), chain.end());
   chain.pop_back();
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) graph.remove_node(*it);
-  removed.insert(chain.begin(), chain.end());
-  if (quantize) removed.insert(quantize);
   return true;
 }
 
