@@ -62,6 +62,9 @@ PassManager PassManager::for_level(OptLevel level, PassManagerOptions options) {
         .add(fuse_gelu_pass());
   // Fusion only once the graph is at its fixed point: a fused op hides its parts from the
   // other passes (two Convs that CSE would merge once their BatchNormalizations fold).
+  // QDQ pairs into int8 ops first: post-op fusion would otherwise take the Relu after a Conv that
+  // a quantized convolution needs.
+  pm.add_final(fuse_quantized_ops_pass());
   if (level == OptLevel::kAll) pm.add_final(fuse_post_ops_pass());
   pm.add(dead_node_elimination_pass());
   return pm;

@@ -4,11 +4,12 @@
 //
 // Levels, as other engines name them:
 //   none   no passes
-//   basic  identity elimination, constant folding, dead-node elimination (one sweep)
+//   basic  identity elimination, constant folding, dead-node elimination (one sweep); then QDQ
+//          pairs into int8 ops (FusedQLinearConv) once
 //   all    basic + common-subexpression elimination + Reshape shapes that copy input dims +
 //          Conv/BatchNormalization folding + Gelu recognition, swept
-//          until no pass changes the graph; then post-op fusion (FusedConv, FusedGemm,
-//          FusedMatMul) once
+//          until no pass changes the graph; then int8 fusion as
+//          in basic and post-op fusion (FusedConv, FusedGemm, FusedMatMul) once
 #pragma once
 
 #include <set>

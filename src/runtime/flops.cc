@@ -22,13 +22,18 @@ std::string base_op(const std::string& op) {
   if (op == "FusedConv") return "Conv";
   if (op == "FusedGemm") return "Gemm";
   if (op == "FusedMatMul") return "MatMul";
+  if (op == "FusedQLinearConv") return "Conv";
+  if (op == "FusedQLinearMatMul" || op == "FusedDynamicQLinearMatMul") return "MatMul";
   return op;
 }
 
 // Multiply-adds of a matrix-like node, or nullopt when its shapes are unknown.
 std::optional<int64_t> multiply_adds(const graph::Node& node, const std::string& op) {
-  if (node.inputs.size() < 2) return std::nullopt;
-  const auto a = concrete(node.inputs[0]), b = concrete(node.inputs[1]), y = concrete(node.outputs[0]);
+  // The int8 ops (FusedQLinearConv, FusedQLinearMatMul) take the weight after x's scale and zero
+  // point.
+  const size_t weight = node.op.rfind("FusedQLinear", 0) == 0 ? 3 : 1;
+  if (node.inputs.size() <= weight) return std::nullopt;
+  const auto a = concrete(node.inputs[0]), b = concrete(node.inputs[weight]), y = concrete(node.outputs[0]);
   if (!a || !b || !y || a->ndim() == 0 || b->ndim() == 0) return std::nullopt;
   if (op == "Conv") return y->numel() * (b->numel() / (*b)[0]);           // W: (M, C/group, k...)
   if (op == "ConvTranspose") return a->numel() * (b->numel() / (*b)[0]);  // W: (C, M/group, k...)

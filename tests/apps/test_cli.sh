@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The kiln command line end to end on a small MXNet MLP: info (text and JSON), run (outputs equal
 # the Predictor's), bench --json fields, profile's Chrome trace, convert (MXNet <-> ONNX, --simplify
-# on ONNX models written here), and exit statuses for errors.
+# on ONNX models written here), quantize (QDQ ONNX that ONNX Runtime runs), and exit statuses for
+# errors.
 # Usage: test_cli.sh KILN MAKE_MLP_MODEL PYTHON WORKDIR
 set -euo pipefail
 kiln=$1 make_model=$2 python=$3 dir=$4
@@ -165,4 +166,49 @@ expect_status 1 "$kiln" convert "$dir/mlp.onnx" "$dir/no/such/folder/out.onnx"
 expect_status 2 "$kiln" convert "$dir/mlp.onnx" "$dir/out.onnx" --opset 12
 expect_status 2 "$kiln" convert "$dir/mlp.onnx" "$dir/back2" --opset 17
 expect_status 2 "$kiln" convert "$dir/mlp.onnx"
+# quantize: two calibration batches -> QDQ ONNX that the checker passes and ONNX Runtime runs close
+# to the float model; convert --simplify fuses it into int8 ops and writes the QDQ form back
+mkdir -p "$dir/calib"
+"$python" - "$dir" <<'PY'
+import numpy as np, sys
+rng = np.random.default_rng(0)
+for i in range(2):
+    np.save(f"{sys.argv[1]}/calib/{i}.npy", rng.standard_normal((4, 20)).astype(np.float32))
+PY
+"$kiln" quantize "$dir/mlp" --calib "$dir/calib" --mode naive -o "$dir/mlp_int8.onnx" >"$dir/quantize.txt"
+grep -q "calibrated on 2 batches (naive): 2 activations quantized" "$dir/quantize.txt" || fail "quantize: summary"
+grep -q "wrote $dir/mlp_int8.onnx (ONNX, QDQ)" "$dir/quantize.txt" || fail "quantize: no 'wrote' line"
+"$kiln" convert "$dir/mlp_int8.onnx" "$dir/mlp_int8_simplified.onnx" --simplify >/dev/null
+"$kiln" run "$dir/mlp_int8.onnx" --input data="$dir/x.npy" --output-dir "$dir/out_int8" >/dev/null
+"$python" - "$dir" <<'PY'
+import glob, numpy as np, onnx, onnxruntime as ort, sys
+d = sys.argv[1]
+want = np.load(d + "/reference.npy")
+x = np.load(d + "/x.npy")
+got = np.load(glob.glob(f"{d}/out_int8/*.npy")[0])
+for model in ("mlp_int8.onnx", "mlp_int8_simplified.onnx"):
+    m = onnx.load(f"{d}/{model}")
+    onnx.checker.check_model(m, full_check=True)
+    ops = {n.op_type for n in m.graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops, (model, ops)
+    y = ort.InferenceSession(f"{d}/{model}", providers=["CPUExecutionProvider"]).run(None, {"data": x})[0]
+    assert np.abs(y - got).max() <= 0.02 * np.abs(got).max() + 1e-6, (model, y, got)
+assert np.abs(got - want).max() <= 0.05 * np.abs(want).max(), (got, want)
+PY
+expect_status 1 "$kiln" quantize "$dir/mlp" --calib "$dir/no_such_folder" -o "$dir/q.onnx"
+grep -q "no_such_folder' is not a folder" "$dir/err.txt" || fail "quantize: the missing folder is not named"
+expect_status 2 "$kiln" quantize "$dir/mlp" -o "$dir/q.onnx"
+expect_status 2 "$kiln" quantize "$dir/mlp" --calib "$dir/calib" --dynamic -o "$dir/q.onnx"
+"$kiln" quantize "$dir/mlp" --dynamic -o "$dir/mlp_dynamic.onnx" | grep -q "dynamic quantization" ||
+  fail "quantize --dynamic: no 'wrote' line"
+"$python" - "$dir" <<'PY'
+import numpy as np, onnxruntime as ort, sys
+d = sys.argv[1]
+want = np.load(d + "/reference.npy")
+y = ort.InferenceSession(f"{d}/mlp_dynamic.onnx", providers=["CPUExecutionProvider"]).run(
+    None, {"data": np.load(d + "/x.npy")})[0]
+assert np.abs(y - want).max() <= 0.05 * np.abs(want).max(), (y, want)
+PY
+expect_status 2 "$kiln" quantize "$dir/mlp" --calib "$dir/calib" -o "$dir/q.onnx" --mode kl
+
 echo "kiln command line: all checks passed"

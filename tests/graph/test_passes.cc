@@ -48,8 +48,11 @@ TEST(PassManager, LevelsParseAndListTheirPasses) {
             (std::vector<std::string>{"constant_folding", "identity_elimination",
                                       "common_subexpression_elimination", "reshape_copied_dims",
                                       "fold_conv_batchnorm", "fuse_gelu", "dead_node_elimination"}));
-  ASSERT_EQ(PassManager::for_level(OptLevel::kAll).final_passes().size(), 1u);
-  EXPECT_EQ(PassManager::for_level(OptLevel::kAll).final_passes()[0].name, "fuse_post_ops");
+  ASSERT_EQ(PassManager::for_level(OptLevel::kBasic).final_passes().size(), 1u);
+  EXPECT_EQ(PassManager::for_level(OptLevel::kBasic).final_passes()[0].name, "fuse_quantized_ops");
+  ASSERT_EQ(PassManager::for_level(OptLevel::kAll).final_passes().size(), 2u);
+  EXPECT_EQ(PassManager::for_level(OptLevel::kAll).final_passes()[0].name, "fuse_quantized_ops");
+  EXPECT_EQ(PassManager::for_level(OptLevel::kAll).final_passes()[1].name, "fuse_post_ops");
   EXPECT_GT(PassManager::for_level(OptLevel::kAll).options().max_sweeps, 1);
 }
 

@@ -52,6 +52,30 @@ TEST(CountFlops, ClosedFormsPerOpAndFusedOpsCountAsTheirBase) {
   }
 }
 
+// The int8 ops count as their float base ops (their weight is input 3).
+TEST(CountFlops, Int8OpsCountAsTheirBase) {
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kUInt8, Shape{2, 4, 8, 8}});
+  Value* scale = g.add_initializer("s", Tensor::scalar(0.1, DType::kFloat32));
+  Value* c = g.add_node("FusedQLinearConv",
+                        {x, scale, nullptr, g.add_initializer("w", Tensor::zeros({6, 2, 3, 3}, DType::kInt8)),
+                         scale, nullptr, scale},
+                        {{"pads", {1, 1, 1, 1}}, {"group", 2}})
+                 ->outputs[0];
+  Value* rows =
+      g.add_node("Reshape", {c, g.add_initializer("shape", Tensor::from_vector<int64_t>({2, 384}, {2}))})
+          ->outputs[0];
+  g.set_outputs({g.add_node("FusedQLinearMatMul",
+                            {rows, scale, nullptr,
+                             g.add_initializer("b", Tensor::zeros({384, 5}, DType::kInt8)), scale})
+                     ->outputs[0]});
+  g.infer_shapes();
+  const FlopCount count = count_flops(g);
+  EXPECT_EQ(count.by_op.at("FusedQLinearConv"), 2 * (2 * 6 * 8 * 8) * (2 * 3 * 3));
+  EXPECT_EQ(count.by_op.at("FusedQLinearMatMul"), 2 * (2 * 5) * 384);
+  EXPECT_EQ(count.unknown_nodes, 0);
+}
+
 TEST(CountFlops, FreeDimensionsAreCountedAsUnknown) {
   Graph g;
   Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{-1, 16}});

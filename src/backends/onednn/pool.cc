@@ -87,7 +87,10 @@ runtime::KernelChoice make_window_pool(const runtime::KernelQuery& query, bool i
   const Attrs& attrs = query.attrs;
   const auto& x = input_info(node, 0);
   const auto& y = output_info(node, 0);
-  if (node.outputs.size() != 1 || !is_float(x.dtype) || y.shape.numel() == 0) return {};
+  // The maximum of 8-bit values is exact: int8 chains (fuse_quantized_ops) pool without dequantizing.
+  const bool is_8bit = x.dtype == DType::kInt8 || x.dtype == DType::kUInt8;
+  if (node.outputs.size() != 1 || !(is_float(x.dtype) || (is_max && is_8bit)) || y.shape.numel() == 0)
+    return {};
   const ops::PoolWindow w = ops::pool_window(attrs, x.shape, "input 0 (X)");
   const bool include_pad = !is_max && attrs.get_int("count_include_pad") == 1;
   dnnl::memory::dims strides, dilations, pad_begin, pad_end;

@@ -84,6 +84,8 @@ std::optional<std::vector<Tensor>> fold_known_dims(const Graph& graph, const Nod
 
 std::optional<std::vector<Tensor>> try_fold(const Graph& graph, const Node& n, size_t max_bytes) {
   if (is_nondeterministic(graph, n) || !n.schema().reference_kernel()) return std::nullopt;
+  // A quantized weight stays int8 behind its DequantizeLinear: the int8 kernels read it there.
+  if (n.op == "DequantizeLinear") return std::nullopt;
   const Attrs attrs = n.schema().bind(n.attrs);
   if (n.op == "Shape" || n.op == "Size") return fold_shape_query(n, attrs);
   if (n.op == "Gather") {

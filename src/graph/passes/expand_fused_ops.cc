@@ -1,7 +1,8 @@
 // Expanding fused ops back into standard ones, the inverse of fuse_post_ops: FusedConv becomes
 // Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul MatMul [-> Add(bias)]
-// [-> activation]; SiLU becomes x * Sigmoid(x). Writers of formats that lack Kiln's fused ops
-// (ONNX) run it first, so an optimized graph can still be saved.
+// [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv, FusedQLinearMatMul and
+// FusedDynamicQLinearMatMul (fuse_quantized_ops) go back to their QDQ form. Writers of formats that lack
+// Kiln's fused ops (ONNX) run it first, so an optimized graph can still be saved.
 #include <map>
 
 #include "graph/passes/passes.h"
@@ -62,9 +63,98 @@ bool expand(Graph& graph, Node* fused) {
   return remove_node_replacing(graph, fused, {y});
 }
 
+// FusedQLinearConv and FusedQLinearMatMul back into their QDQ form: DequantizeLinear of the
+// activation, of the weight (per output channel: axis 0 of a Conv weight, axis 1 of a (K, N)
+// matrix) and of a residual, the FusedConv or FusedMatMul of those (expanded in turn), and
+// QuantizeLinear when the output is 8-bit.
+bool expand_quantized(Graph& graph, Node* fused) {
+  const bool is_conv = fused->op == "FusedQLinearConv";
+  if (!is_conv && fused->op != "FusedQLinearMatMul") return false;
+  const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
+  std::vector<Node*> added;
+  const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
+                       const std::string& what) {
+    added.push_back(
+        graph.add_node(op, std::move(inputs), std::move(attrs), graph.fresh_name(fused->name + "/" + what)));
+    graph.infer_node(added.back(), /*allow_unknown=*/true);
+    return added.back()->outputs[0];
+  };
+  const auto dequantize = [&](size_t q, size_t scale, size_t zero_point, int64_t axis,
+                              const std::string& what) {
+    std::vector<Value*> inputs{input(q), input(scale)};
+    if (input(zero_point)) inputs.push_back(input(zero_point));
+    return add("DequantizeLinear", inputs, {{"axis", axis}}, what);
+  };
+  // FusedQLinearConv's mid_scale: the convolution is requantized before the residual and the
+  // activation, which then follow as their own nodes.
+  const bool mid = is_conv && input(12);
+  std::vector<Value*> base_inputs{dequantize(0, 1, 2, 1, "x"), dequantize(3, 4, 5, is_conv ? 0 : 1, "w"),
+                                  input(8)};
+  Value* z = is_conv && input(9) ? dequantize(9, 10, 11, 1, "z") : nullptr;
+  if (z && !mid) base_inputs.push_back(z);
+  AttrMap base_attrs = fused->attrs;
+  if (mid) {
+    base_attrs.insert_or_assign("activation", AttrValue(std::string()));
+    base_attrs.insert_or_assign("activation_params", AttrValue(std::vector<double>{}));
+  }
+  Value* y = add(is_conv ? "FusedConv" : "FusedMatMul", base_inputs, base_attrs, "base");
+  Node* base = added.back();
+  if (mid) {
+    std::vector<Value*> params{input(12)};
+    if (input(13)) params.push_back(input(13));
+    std::vector<Value*> q_inputs{y};
+    q_inputs.insert(q_inputs.end(), params.begin(), params.end());
+    std::vector<Value*> dq_inputs{add("QuantizeLinear", q_inputs, {}, "mid_quantize")};
+    dq_inputs.insert(dq_inputs.end(), params.begin(), params.end());
+    y = add("DequantizeLinear", dq_inputs, {}, "mid_dequantize");
+    if (z) y = add("Add", {y, z}, {}, "residual");
+    y = add_activation(graph, *fused, y);
+    graph.infer_node(y->producer, /*allow_unknown=*/true);
+  }
+  if (input(6)) {
+    std::vector<Value*> q_inputs{y, input(6)};
+    if (input(7)) q_inputs.push_back(input(7));
+    y = add("QuantizeLinear", q_inputs, {}, "quantize");
+  }
+  if (!remove_node_replacing(graph, fused, {y})) {
+    for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
+    return false;
+  }
+  expand(graph, base);
+  return true;
+}
+
+// FusedDynamicQLinearMatMul back into DynamicQuantizeLinear -> DequantizeLinear of the activation,
+// DequantizeLinear of the weight (per column), and the FusedMatMul of those (expanded in turn).
+bool expand_dynamic_quantized(Graph& graph, Node* fused) {
+  if (fused->op != "FusedDynamicQLinearMatMul") return false;
+  const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
+  std::vector<Node*> added;
+  const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
+                       const std::string& what) {
+    added.push_back(
+        graph.add_node(op, std::move(inputs), std::move(attrs), graph.fresh_name(fused->name + "/" + what)));
+    graph.infer_node(added.back(), /*allow_unknown=*/true);
+    return added.back();
+  };
+  const Node* dynamic = add("DynamicQuantizeLinear", {input(0)}, {}, "dynamic_quantize");
+  Value* a = add("DequantizeLinear", dynamic->outputs, {}, "a")->outputs[0];
+  std::vector<Value*> b_inputs{input(1), input(2)};
+  if (input(3)) b_inputs.push_back(input(3));
+  Value* b = add("DequantizeLinear", b_inputs, {{"axis", int64_t{1}}}, "b")->outputs[0];
+  Node* base = add("FusedMatMul", {a, b, input(4)}, fused->attrs, "base");
+  if (!remove_node_replacing(graph, fused, {base->outputs[0]})) {
+    for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
+    return false;
+  }
+  expand(graph, base);
+  return true;
+}
+
 bool expand_fused_ops(Graph& graph) {
   bool changed = false;
-  for (Node* n : graph.nodes()) changed |= expand(graph, n);
+  for (Node* n : graph.nodes())
+    changed |= expand_quantized(graph, n) || expand_dynamic_quantized(graph, n) || expand(graph, n);
   return changed;
 }
 

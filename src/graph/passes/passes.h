@@ -24,8 +24,8 @@ struct ConstantFoldingOptions {
 };
 // Evaluates nodes whose inputs are all constants with the op's reference kernel and turns their
 // outputs into initializers; also folds Shape and Size of values whose shape is fully known.
-// Random ops and Dropout in training mode are left alone. Infers shapes as it goes, so it needs
-// none and provides them.
+// Random ops, Dropout in training mode and DequantizeLinear (whose int8 input quantized kernels
+// read) are left alone. Infers shapes as it goes, so it needs none and provides them.
 Pass constant_folding_pass(ConstantFoldingOptions options = {});
 
 // Rewrites a Reshape shape computed as Concat of the reshaped tensor's own dimensions (read through
@@ -52,8 +52,16 @@ Pass fuse_gelu_pass();
 // x * Sigmoid(x) as SiLU). Needs shapes.
 Pass fuse_post_ops_pass();
 
+// Turns the QDQ form into int8 ops: DequantizeLinear -> Conv (+ bias) -> [Add of a dequantized
+// residual] -> [Relu | Clip] -> [QuantizeLinear] becomes one FusedQLinearConv, MatMul or Gemm
+// likewise (with a per-column bias) one FusedQLinearMatMul, and MaxPool,
+// Reshape, Flatten, Squeeze, Unsqueeze and Transpose between a DequantizeLinear and a
+// QuantizeLinear of the same parameters run on the 8-bit values. Needs shapes.
+Pass fuse_quantized_ops_pass();
+
 // The inverse: each fused op becomes its base op followed by the standard ops it stands for, for
-// formats that lack Kiln's fused ops (ONNX).
+// formats that lack Kiln's fused ops (ONNX); FusedQLinearConv and FusedQLinearMatMul become their
+// QDQ form again.
 Pass expand_fused_ops_pass();
 
 }  // namespace kiln::graph

@@ -1,0 +1,115 @@
+// FusedQLinearMatMul: the int8 matrix product the graph pass fuse_quantized_ops makes out of a QDQ
+// graph's DequantizeLinear -> MatMul or Gemm (-> bias Add) (-> activation) (-> QuantizeLinear):
+//
+//   y = Q(act(MatMul(DQ(a), DQ(b)) + bias))        bias: float32, one value per column
+//
+// a: uint8 or int8 per tensor, of rank >= 2 (batches of rows); b: a (K, N) int8 or uint8 matrix
+// quantized per tensor or per column (axis 1); Q: per tensor to y_zero_point's type, or none (a
+// float32 y) without y_scale. The activation is a fused op's (`activation`, `activation_params`).
+// The reference kernel runs those steps with the reference kernels of DequantizeLinear,
+// FusedMatMul and QuantizeLinear; backends compute it in integers
+// (src/backends/onednn/qlinear_matmul.cc).
+#include "ops/fused_activation.h"
+#include "ops/infer_util.h"
+#include "ops/quantize_util.h"
+
+namespace kiln::ops {
+namespace {
+
+enum Input { kA, kAScale, kAZero, kB, kBScale, kBZero, kYScale, kYZero, kBias };
+
+const OpSchema& schema_of(const char* name) {
+  return OpRegistry::global().get(name);
+}
+
+void require_per_tensor(const InferContext& ctx, int i) {
+  const Shape& s = ctx.shape(i);
+  KILN_CHECK(s.ndim() == 0 || (s.ndim() == 1 && (s[0] == 1 || s[0] < 0)), ErrorCode::kShapeMismatch,
+             ctx.input_label(i), ": expected one value (per-tensor quantization), got shape ", s);
+}
+
+std::vector<TensorInfo> infer_fused_qlinear_matmul(InferContext& ctx) {
+  parse_fused_activation(ctx.attrs().get_string("activation"), ctx.attrs().get_floats("activation_params"));
+  require_dtype(ctx, kA, kQuantizedDTypes);
+  require_dtype(ctx, kB, kQuantizedDTypes);
+  for (int i : {kAScale, kBScale}) require_dtype(ctx, i, kScaleDTypes);
+  require_per_tensor(ctx, kAScale);
+  const Shape& a = ctx.shape(kA);
+  const Shape& b = ctx.shape(kB);
+  KILN_CHECK(a.ndim() >= 2, ErrorCode::kShapeMismatch, ctx.input_label(kA), ": expected rank >= 2, got ", a);
+  KILN_CHECK(b.ndim() == 2, ErrorCode::kShapeMismatch, ctx.input_label(kB),
+             ": expected a (K, N) matrix, got ", b);
+  KILN_CHECK(dims_agree(a[a.ndim() - 1], b[0]), ErrorCode::kShapeMismatch, ctx.input_label(kA), " ", a,
+             " and ", ctx.input_label(kB), " ", b, ": the inner dimensions differ");
+  const Shape& b_scale = ctx.shape(kBScale);
+  KILN_CHECK(
+      b_scale.ndim() == 0 || (b_scale.ndim() == 1 && (b_scale[0] == 1 || dims_agree(b_scale[0], b[1]))),
+      ErrorCode::kShapeMismatch, ctx.input_label(kBScale), ": expected one value or one per column (", b[1],
+      "), got shape ", b_scale);
+  if (ctx.has_input(kBias)) {
+    const DType float32[] = {DType::kFloat32};
+    require_dtype(ctx, kBias, float32);
+    KILN_CHECK(ctx.shape(kBias).ndim() == 1 && dims_agree(ctx.shape(kBias)[0], b[1]),
+               ErrorCode::kShapeMismatch, ctx.input_label(kBias), ": expected one value per column (", b[1],
+               "), got ", ctx.shape(kBias));
+  }
+  Shape y = a;
+  y[y.ndim() - 1] = b[1];
+  DType out = DType::kFloat32;
+  if (ctx.has_input(kYScale)) {
+    require_per_tensor(ctx, kYScale);
+    out = DType::kUInt8;
+    if (ctx.has_input(kYZero)) {
+      require_dtype(ctx, kYZero, kQuantizedDTypes);
+      out = ctx.dtype(kYZero);
+    }
+  }
+  return {TensorInfo{out, y}};
+}
+
+Tensor dequantize(const KernelContext& ctx, int q, int scale, int zero_point, int64_t axis) {
+  const OpSchema& dq = schema_of("DequantizeLinear");
+  std::vector<Tensor> inputs{ctx.input(q), ctx.input(scale)};
+  if (ctx.has_input(zero_point)) inputs.push_back(ctx.input(zero_point));
+  return dq.run_reference(dq.bind({{"axis", axis}}), inputs)[0];
+}
+
+void fused_qlinear_matmul_kernel(KernelContext& ctx) {
+  std::vector<Tensor> inputs{dequantize(ctx, kA, kAScale, kAZero, 0),
+                             dequantize(ctx, kB, kBScale, kBZero, 1)};
+  if (ctx.has_input(kBias)) inputs.push_back(ctx.input(kBias));
+  const OpSchema& fused = schema_of("FusedMatMul");
+  AttrMap given;
+  for (const auto& [name, value] : ctx.attrs.values()) given.emplace(name, value);
+  Tensor y = fused.run_reference(fused.bind(given), inputs)[0];
+  if (ctx.has_input(kYScale)) {
+    const OpSchema& q = schema_of("QuantizeLinear");
+    std::vector<Tensor> q_inputs{y, ctx.input(kYScale)};
+    if (ctx.has_input(kYZero)) q_inputs.push_back(ctx.input(kYZero));
+    y = q.run_reference(q.bind({}), q_inputs)[0];
+  }
+  ctx.output(0).copy_from(y);
+}
+
+}  // namespace
+
+KILN_REGISTER_OP(FusedQLinearMatMul)
+    .doc(
+        "Q(act(MatMul(DQ(a), DQ(b)) + bias)): an int8 matrix product with a float per-column bias and an "
+        "activation, requantized to y_zero_point's type, or float32 without y_scale.")
+    .input("a")
+    .input("a_scale")
+    .input("a_zero_point", Arity::kOptional)
+    .input("b")
+    .input("b_scale")
+    .input("b_zero_point", Arity::kOptional)
+    .input("y_scale", Arity::kOptional)
+    .input("y_zero_point", Arity::kOptional)
+    .input("bias", Arity::kOptional)
+    .output("y")
+    .attr("activation", AttrType::kString, "")
+    .attr("activation_params", AttrType::kFloats, std::vector<double>{})
+    .infer(infer_fused_qlinear_matmul)
+    .kernel(fused_qlinear_matmul_kernel);
+
+}  // namespace kiln::ops
