@@ -2,9 +2,11 @@
 // kernel_shape, output_padding, output_shape, pads, strides, optional bias B), the adjoint of
 // Conv: per (image, group) one GEMM W^T * X gives every kernel tap's contribution, and col2im
 // sums them into the output.
+#include <algorithm>
 #include <type_traits>
 
 #include "conv_util.h"
+#include "gradient.h"
 #include "kiln/threading.hpp"
 #include "matmul_kernel.h"
 
@@ -166,6 +168,46 @@ void conv_transpose_kernel(KernelContext& ctx) {
   });
 }
 
+// Gradient rule. ConvTranspose with W is the adjoint of Conv with W (from Y's space to X's), so
+// <ConvTranspose(X), dY> = <X, Conv(dY)>: dX = Conv(dY, W) and dW = ConvGradWeight of that Conv
+// (its input dY, its output gradient X), with the same strides, dilations and groups and the
+// leading pads ConvTranspose used. The trailing pads are those that make Conv's output X's size
+// (ONNX keeps output_padding below the stride, so they are never negative by more than the floor
+// of Conv's size formula absorbs); they need X's and Y's sizes, known imperatively and after shape
+// binding. dB sums dY over all but the channel axis.
+void conv_transpose_gradient(GradientContext& ctx) {
+  const GradValue g = ctx.output_grad(0);
+  const Shape& x = ctx.input_info(0).shape;
+  const Shape& y = ctx.output_info(0).shape;
+  KILN_CHECK(x.is_known() && y.is_known(), ErrorCode::kUnsupported,
+             "the gradient of ConvTranspose needs the sizes of X and Y; got X ", x, " and Y ", y);
+  const int spatial = x.ndim() - 2;
+  const WindowAttrs wa = read_window_attrs(ctx.attrs(), ctx.input_info(1).shape);
+  const OutputAttrs oa = read_output_attrs(ctx.attrs(), spatial);
+  std::vector<int64_t> pads(static_cast<size_t>(2 * spatial));
+  for (int a = 0; a < spatial; ++a) {
+    const size_t i = static_cast<size_t>(a);
+    const int64_t begin = transpose_axis(wa, a, x[a + 2], oa.padding[i], oa.shape[i]).pad_begin;
+    const int64_t extent = (wa.kernel[i] - 1) * wa.dilations[i] + 1;
+    pads[i] = begin;
+    pads[i + static_cast<size_t>(spatial)] =
+        std::max<int64_t>(0, wa.strides[i] * (x[a + 2] - 1) + extent - y[a + 2] - begin);
+  }
+  const AttrMap conv{{"strides", wa.strides},
+                     {"dilations", wa.dilations},
+                     {"group", wa.group},
+                     {"kernel_shape", wa.kernel},
+                     {"pads", pads}};
+  if (ctx.needs_input_grad(0)) ctx.set_input_grad(0, ctx.op1("Conv", {g, ctx.input(1)}, conv));
+  if (ctx.needs_input_grad(1))
+    ctx.set_input_grad(1, ctx.op1("ConvGradWeight", {g, ctx.input(0), ctx.input(1)}, conv));
+  if (ctx.needs_input_grad(2)) {
+    std::vector<int64_t> axes{0};
+    for (int a = 2; a < x.ndim(); ++a) axes.push_back(a);
+    ctx.set_input_grad(2, ctx.op1("ReduceSum", {g, ctx.ints(axes)}, {{"keepdims", 0}}));
+  }
+}
+
 KILN_REGISTER_OP(ConvTranspose)
     .doc(
         "Transposed convolution of X (N, C, D1, ...) with W (C, M/group, k1, ...) over 1 to 3 spatial "
@@ -183,7 +225,8 @@ KILN_REGISTER_OP(ConvTranspose)
     .optional_attr("pads", AttrType::kInts, validate_nonnegative_ints)
     .optional_attr("strides", AttrType::kInts, validate_positive_ints)
     .infer(infer_conv_transpose)
-    .kernel(conv_transpose_kernel);
+    .kernel(conv_transpose_kernel)
+    .gradient(conv_transpose_gradient);
 
 }  // namespace
 }  // namespace kiln::ops

@@ -215,6 +215,24 @@ TEST(Gradient, Conv) {
       {"Conv", {random_array({2, 2, 7}), random_array({3, 2, 3})}, {{"auto_pad", "SAME_UPPER"}}});
 }
 
+TEST(Gradient, ConvTranspose) {
+  expect_gradient_matches(
+      {"ConvTranspose", {random_array({2, 3, 4, 4}), random_array({3, 2, 3, 3}), random_array({2})}});
+  expect_gradient_matches({"ConvTranspose",
+                           {random_array({1, 4, 3, 4}), random_array({4, 3, 2, 3})},
+                           {{"group", 2},
+                            {"strides", {2, 3}},
+                            {"dilations", {1, 2}},
+                            {"pads", {1, 0, 0, 2}},
+                            {"output_padding", {1, 2}}}});
+  expect_gradient_matches({"ConvTranspose",
+                           {random_array({2, 2, 5}), random_array({2, 3, 3})},
+                           {{"auto_pad", "SAME_UPPER"}, {"strides", {2}}}});
+  expect_gradient_matches({"ConvTranspose",
+                           {random_array({1, 2, 4}), random_array({2, 1, 3})},
+                           {{"strides", {2}}, {"output_shape", {10}}}});
+}
+
 TEST(Gradient, Pooling) {
   expect_gradient_matches({"MaxPool", {random_array({2, 2, 5, 5})}, {{"kernel_shape", {2, 2}}}});
   expect_gradient_matches({"MaxPool",
