@@ -1,11 +1,13 @@
 // oneDNN's pooling kernels against the reference kernels: MaxPool and AveragePool over 1 to 3
 // spatial axes with strides, pads, SAME and VALID padding, ceil_mode and count_include_pad,
-// global pooling of any rank, bfloat16 and float16, and the cases left to the reference kernel.
+// global pooling of any rank, bfloat16 and float16, the gradients MaxPoolGrad and AveragePoolGrad,
+// and the cases left to the reference kernel.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "backends/onednn_test_util.h"
+#include "graph/graph.h"
 
 namespace kiln::onednn {
 namespace {
@@ -36,11 +38,41 @@ const std::vector<PoolCase>& window_cases() {
   return cases;
 }
 
+// The shape of a pooling's output, as shape inference gives it.
+Shape pooled_shape(const std::string& op, const PoolCase& c) {
+  graph::Graph g;
+  graph::Node* pool =
+      g.add_node(op, {g.add_input("x", ops::TensorInfo{DType::kFloat32, c.x})}, c.attrs, "pool");
+  g.add_output(pool->outputs[0]);
+  g.infer_shapes();
+  return pool->outputs[0]->info->shape;
+}
+
 TEST(OnednnPool, MaxPoolWindows) {
   std::mt19937 rng(31);
   for (const PoolCase& c : window_cases()) {
     SCOPED_TRACE(c.x.to_string());
     compare("MaxPool", c.attrs, {{random_tensor(c.x, rng)}}, CompareOptions{.tolerance = 0});
+  }
+}
+
+// The gradients on the backward primitive: each window's dY at its maximum (overlapping windows
+// add up), or shared over its taps.
+TEST(OnednnPool, GradientsOfEveryWindow) {
+  std::mt19937 rng(33);
+  for (const PoolCase& c : window_cases()) {
+    SCOPED_TRACE(c.x.to_string());
+    compare("MaxPoolGrad", c.attrs,
+            {{random_tensor(pooled_shape("MaxPool", c), rng)}, {random_tensor(c.x, rng)}},
+            CompareOptions{.tolerance = 1e-6});
+    for (int include_pad : {0, 1}) {
+      AttrMap attrs = c.attrs;
+      attrs.insert_or_assign("count_include_pad", include_pad);
+      const bool beyond_pads = attrs.count("ceil_mode") != 0 && include_pad == 1;
+      compare("AveragePoolGrad", attrs,
+              {{random_tensor(pooled_shape("AveragePool", c), rng)}, {random_tensor(c.x, rng)}},
+              CompareOptions{.provider = beyond_pads ? "reference" : "onednn", .tolerance = 1e-6});
+    }
   }
 }
 

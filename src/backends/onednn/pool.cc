@@ -1,6 +1,7 @@
 // MaxPool (without the Indices output), AveragePool, GlobalAveragePool and GlobalMaxPool on
 // oneDNN's pooling primitive, over 1 to 3 spatial axes (global pooling over any number: the
-// spatial axes are one axis to it).
+// spatial axes are one axis to it), and the gradients MaxPoolGrad and AveragePoolGrad on its
+// backward primitive.
 //
 // The window geometry is ONNX's (ops/pool_util.h). oneDNN asks for explicit trailing pads that
 // make the output size come out, so ceil_mode is extra trailing padding, and floor rounding
@@ -13,6 +14,7 @@
 //
 // oneDNN's maximum is not NaN-propagating (a NaN tap may be skipped), unlike the reference's.
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "backends/onednn/onednn_common.h"
@@ -82,34 +84,46 @@ bool has_empty_window(const ops::PoolWindow& w, size_t axis) {
   return false;
 }
 
+// The window of MaxPool / AveragePool (or their gradients) in oneDNN's terms, or nothing for what
+// the reference kernel keeps (see the file comment).
+struct WindowGeometry {
+  algo algorithm;
+  dnnl::memory::dims kernel, strides, dilations, pad_begin, pad_end;
+};
+
+std::optional<WindowGeometry> window_geometry(const Attrs& attrs, const Shape& x, bool is_max) {
+  const ops::PoolWindow w = ops::pool_window(attrs, x, "input 0 (X)");
+  const bool include_pad = !is_max && attrs.get_int("count_include_pad") == 1;
+  WindowGeometry g;
+  g.algorithm = is_max        ? algo::pooling_max
+                : include_pad ? algo::pooling_avg_include_padding
+                              : algo::pooling_avg_exclude_padding;
+  g.kernel.assign(w.kernel.begin(), w.kernel.end());
+  for (size_t i = 0; i < w.input.size(); ++i) {
+    // The trailing pad that makes the output size come out (see the file comment).
+    const int64_t end =
+        (w.output[i] - 1) * w.strides[i] + w.extent(static_cast<int>(i)) - w.input[i] - w.pad_begin[i];
+    if (has_empty_window(w, i) || (include_pad && end > w.pad_end[i])) return std::nullopt;
+    g.strides.push_back(w.strides[i]);
+    g.dilations.push_back(w.dilations[i] - 1);  // oneDNN counts the gaps
+    g.pad_begin.push_back(w.pad_begin[i]);
+    g.pad_end.push_back(end);
+  }
+  return g;
+}
+
 runtime::KernelChoice make_window_pool(const runtime::KernelQuery& query, bool is_max) {
   const graph::Node& node = query.node;
-  const Attrs& attrs = query.attrs;
   const auto& x = input_info(node, 0);
   const auto& y = output_info(node, 0);
   // The maximum of 8-bit values is exact: int8 chains (fuse_quantized_ops) pool without dequantizing.
   const bool is_8bit = x.dtype == DType::kInt8 || x.dtype == DType::kUInt8;
   if (node.outputs.size() != 1 || !(is_float(x.dtype) || (is_max && is_8bit)) || y.shape.numel() == 0)
     return {};
-  const ops::PoolWindow w = ops::pool_window(attrs, x.shape, "input 0 (X)");
-  const bool include_pad = !is_max && attrs.get_int("count_include_pad") == 1;
-  dnnl::memory::dims strides, dilations, pad_begin, pad_end;
-  for (size_t i = 0; i < w.input.size(); ++i) {
-    // The trailing pad that makes the output size come out (see the file comment).
-    const int64_t end =
-        (w.output[i] - 1) * w.strides[i] + w.extent(static_cast<int>(i)) - w.input[i] - w.pad_begin[i];
-    if (has_empty_window(w, i) || (include_pad && end > w.pad_end[i])) return {};
-    strides.push_back(w.strides[i]);
-    dilations.push_back(w.dilations[i] - 1);  // oneDNN counts the gaps
-    pad_begin.push_back(w.pad_begin[i]);
-    pad_end.push_back(end);
-  }
-  const algo algorithm = is_max        ? algo::pooling_max
-                         : include_pad ? algo::pooling_avg_include_padding
-                                       : algo::pooling_avg_exclude_padding;
-  return make_pool(query, algorithm, to_dims(x.shape), to_dims(y.shape),
-                   dnnl::memory::dims(w.kernel.begin(), w.kernel.end()), strides, dilations, pad_begin,
-                   pad_end);
+  const std::optional<WindowGeometry> g = window_geometry(query.attrs, x.shape, is_max);
+  if (!g) return {};
+  return make_pool(query, g->algorithm, to_dims(x.shape), to_dims(y.shape), g->kernel, g->strides,
+                   g->dilations, g->pad_begin, g->pad_end);
 }
 
 runtime::KernelChoice make_max_pool(const runtime::KernelQuery& query) {
@@ -147,11 +161,73 @@ runtime::KernelChoice make_global_max_pool(const runtime::KernelQuery& query) {
   return make_global_pool(query, algo::pooling_max);
 }
 
+// ---- MaxPoolGrad and AveragePoolGrad (dY, X) -> dX, row-major, on the backward primitive ----
+// Max pooling's backward reads the forward's workspace (where each maximum was), so the kernel
+// runs the forward in training mode first, into scratch bytes, from X.
+
+struct PoolGradKernel {
+  std::optional<Prepared<dnnl::pooling_forward>> forward;  // max pooling only
+  Prepared<dnnl::pooling_backward> backward;
+  dnnl::memory::desc x, y;  // row-major: X and dX, Y and dY
+
+  void operator()(ops::KernelContext& ctx) const {
+    if (!forward) {
+      execute(ctx, backward,
+              {{DNNL_ARG_DIFF_DST, y, ctx.input(0).raw_data()},
+               {DNNL_ARG_DIFF_SRC, x, ctx.output(0).raw_data()}});
+      return;
+    }
+    const dnnl::memory::desc workspace = forward->pd.workspace_desc();
+    std::shared_ptr<Storage> y_bytes, ws_bytes;
+    void* pooled = temporary_bytes(y.get_size(), y_bytes);
+    void* ws = temporary_bytes(workspace.get_size(), ws_bytes);
+    execute(ctx, *forward,
+            {{DNNL_ARG_SRC, x, ctx.input(1).raw_data()},
+             {DNNL_ARG_DST, y, pooled},
+             {DNNL_ARG_WORKSPACE, workspace, ws}});
+    execute(ctx, backward,
+            {{DNNL_ARG_DIFF_DST, y, ctx.input(0).raw_data()},
+             {DNNL_ARG_WORKSPACE, workspace, ws},
+             {DNNL_ARG_DIFF_SRC, x, ctx.output(0).raw_data()}});
+  }
+};
+
+ops::KernelFn make_pool_grad(const graph::Node& node, const Attrs& attrs, bool is_max) {
+  const auto& dy = input_info(node, 0);
+  const auto& x = input_info(node, 1);
+  if (!is_float(x.dtype) || dy.dtype != x.dtype || x.shape.numel() == 0 || dy.shape.numel() == 0) return {};
+  const std::optional<WindowGeometry> g = window_geometry(attrs, x.shape, is_max);
+  if (!g) return {};
+  auto kernel = std::make_shared<PoolGradKernel>();
+  kernel->x = plain_desc(x.shape, x.dtype);
+  kernel->y = plain_desc(dy.shape, dy.dtype);
+  const dnnl::pooling_forward::primitive_desc hint(cpu_engine(), dnnl::prop_kind::forward_training,
+                                                   g->algorithm, kernel->x, kernel->y, g->strides, g->kernel,
+                                                   g->dilations, g->pad_begin, g->pad_end, base_attr());
+  const dnnl::pooling_backward::primitive_desc pd(cpu_engine(), g->algorithm, kernel->x, kernel->y,
+                                                  g->strides, g->kernel, g->dilations, g->pad_begin,
+                                                  g->pad_end, hint, base_attr());
+  if (is_generic_impl(hint) || is_generic_impl(pd)) return {};
+  if (is_max) kernel->forward = Prepared<dnnl::pooling_forward>(hint, streamed_flops(kernel->x));
+  kernel->backward = Prepared<dnnl::pooling_backward>(pd, streamed_flops(kernel->x));
+  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+}
+
+ops::KernelFn make_max_pool_grad(const graph::Node& node, const Attrs& attrs) {
+  return make_pool_grad(node, attrs, true);
+}
+
+ops::KernelFn make_average_pool_grad(const graph::Node& node, const Attrs& attrs) {
+  return make_pool_grad(node, attrs, false);
+}
+
 }  // namespace
 
 KILN_ONEDNN_LAYOUT_KERNEL(MaxPool, make_max_pool);
 KILN_ONEDNN_LAYOUT_KERNEL(AveragePool, make_average_pool);
 KILN_ONEDNN_LAYOUT_KERNEL(GlobalAveragePool, make_global_average_pool);
+KILN_ONEDNN_KERNEL(MaxPoolGrad, make_max_pool_grad);
+KILN_ONEDNN_KERNEL(AveragePoolGrad, make_average_pool_grad);
 KILN_ONEDNN_LAYOUT_KERNEL(GlobalMaxPool, make_global_max_pool);
 
 }  // namespace kiln::onednn
