@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "backends/onednn/conv_geometry.h"
 #include "backends/onednn/onednn_common.h"
-#include "ops/conv_util.h"
 
 namespace kiln::onednn {
 namespace {
@@ -91,33 +91,6 @@ struct QConvKernel {
   }
 };
 
-// The conv's strides, dilations and pads as oneDNN takes them, or nothing when it cannot.
-struct Geometry {
-  dnnl::memory::dims strides, dilations, pad_begin, pad_end;
-};
-
-std::optional<Geometry> geometry(const Attrs& attrs, const Shape& x, const Shape& w, const Shape& y) {
-  const ops::WindowAttrs window = ops::read_window_attrs(attrs, w);
-  Geometry g;
-  for (int a = 0; a < x.ndim() - 2; ++a) {
-    const size_t i = static_cast<size_t>(a);
-    const int64_t extent = (window.kernel[i] - 1) * window.dilations[i] + 1;
-    const int64_t total = (y[a + 2] - 1) * window.strides[i] + extent - x[a + 2];
-    int64_t begin = window.pads[i];
-    if (window.auto_pad == ops::AutoPad::kSameUpper || window.auto_pad == ops::AutoPad::kSameLower) {
-      begin = ops::same_pad_begin(window.auto_pad, total);
-    } else if (window.auto_pad == ops::AutoPad::kValid) {
-      begin = 0;
-    }
-    if (begin < 0) return std::nullopt;
-    g.strides.push_back(window.strides[i]);
-    g.dilations.push_back(window.dilations[i] - 1);
-    g.pad_begin.push_back(begin);
-    g.pad_end.push_back(total - begin);
-  }
-  return g;
-}
-
 runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query) {
   const graph::Node& node = query.node;
   const Tensor* w_constant = constant_input(node, kW);
@@ -136,17 +109,13 @@ runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query
   const auto& x = input_info(node, kX);
   const auto& y = output_info(node, 0);
   const Shape& w = w_constant->shape();
-  const std::optional<Geometry> geo = geometry(query.attrs, x.shape, w, y.shape);
+  const std::optional<ConvGeometry> geo = conv_geometry(query.attrs, x.shape, y.shape, w);
   const std::optional<dnnl::memory::desc> x_stored = stored_desc(query, kX);
   if (!geo || !x_stored) return {};
 
   auto kernel = std::make_shared<QConvKernel>();
   const int64_t groups = query.attrs.get_int("group");
-  dnnl::memory::dims w_dims = to_dims(w);
-  if (groups > 1) {
-    w_dims[0] /= groups;
-    w_dims.insert(w_dims.begin(), groups);
-  }
+  const dnnl::memory::dims& w_dims = geo->weight_dims;
   kernel->src_scale = floats_of(*x_scale);
   kernel->weight_scales = floats_of(*w_scale);
   kernel->src_zero = zero_point_of(node, kXZero);
