@@ -1,0 +1,301 @@
+// Pruning (src/tools/prune): unstructured shares and thresholds against counts made here, channel
+// pruning against the original graph with the chosen filters zeroed (run by the reference
+// interpreter), residual and concat graphs, the report against hand counts, and bad arguments.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "graph/graph.h"
+#include "kiln/error.hpp"
+#include "kiln/predictor.hpp"
+#include "kiln/prune.hpp"
+#include "runtime/runtime_test_util.h"
+
+namespace kiln::pruning {
+namespace {
+
+using graph::Graph;
+using graph::Node;
+using graph::Value;
+using ops::TensorInfo;
+using runtime::testing::random_tensor;
+using runtime::testing::reference_evaluate;
+
+Value* out0(Node* n) {
+  return n->outputs[0];
+}
+
+int64_t zeros_of(const Tensor& t) {
+  const std::vector<float> v = t.to_vector<float>();
+  return std::count(v.begin(), v.end(), 0.0f);
+}
+
+const Tensor& weight_of(const Graph& g, const std::string& node) {
+  return g.find_node(node)->inputs[1]->constant;
+}
+
+// x (1, 3, 8, 8) -> Conv a (8, 3x3, pad 1, bias) [-> BatchNormalization] -> Relu -> MaxPool 2x2 ->
+// Conv b (6, 3x3, pad 1, bias) -> Relu -> Flatten -> Gemm fc (10 x 96, transB).
+Graph conv_net(bool batch_norm, std::mt19937& rng) {
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 3, 8, 8}});
+  Value* h = out0(g.add_node("Conv",
+                             {x, g.add_initializer("a/W", random_tensor({8, 3, 3, 3}, rng)),
+                              g.add_initializer("a/B", random_tensor({8}, rng))},
+                             {{"pads", {1, 1, 1, 1}}}, "a"));
+  if (batch_norm) {
+    h = out0(g.add_node("BatchNormalization",
+                        {h, g.add_initializer("bn/scale", random_tensor({8}, rng, 0.5f, 1.5f)),
+                         g.add_initializer("bn/bias", random_tensor({8}, rng)),
+                         g.add_initializer("bn/mean", random_tensor({8}, rng)),
+                         g.add_initializer("bn/var", random_tensor({8}, rng, 0.5f, 2.f))},
+                        {}, "bn"));
+  }
+  h = out0(g.add_node("Relu", {h}, {}, "a/relu"));
+  h = out0(g.add_node("MaxPool", {h}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}}, "pool"));
+  h = out0(g.add_node("Conv",
+                      {h, g.add_initializer("b/W", random_tensor({6, 8, 3, 3}, rng)),
+                       g.add_initializer("b/B", random_tensor({6}, rng))},
+                      {{"pads", {1, 1, 1, 1}}}, "b"));
+  h = out0(g.add_node("Relu", {h}, {}, "b/relu"));
+  h = out0(g.add_node("Flatten", {h}, {}, "flatten"));
+  h = out0(g.add_node("Gemm",
+                      {h, g.add_initializer("fc/W", random_tensor({10, 96}, rng)),
+                       g.add_initializer("fc/B", random_tensor({10}, rng))},
+                      {{"transB", 1}}, "fc"));
+  g.set_outputs({h});
+  g.infer_shapes();
+  return g;
+}
+
+// The indices of the `count` rows of smallest L1 norm of a (M, ...) weight, each row scaled by
+// scale[m] (BatchNormalization's gamma / sqrt(var + eps) as folding applies it; empty: 1).
+std::vector<int64_t> smallest_filters(const Tensor& w, const std::vector<float>& scale, int64_t count) {
+  const std::vector<float> v = w.to_vector<float>();
+  const int64_t rows = w.shape()[0], size = w.numel() / rows;
+  std::vector<double> norms(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    double s = 0;
+    for (int64_t i = 0; i < size; ++i) s += std::fabs(v[static_cast<size_t>(r * size + i)]);
+    norms[static_cast<size_t>(r)] = s * (scale.empty() ? 1.0 : std::fabs(scale[static_cast<size_t>(r)]));
+  }
+  std::vector<int64_t> order(static_cast<size_t>(rows));
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return norms[static_cast<size_t>(a)] < norms[static_cast<size_t>(b)];
+  });
+  return std::vector<int64_t>(order.begin(), order.begin() + count);
+}
+
+// Sets rows `rows` along `axis` of a constant to `value`.
+void fill_rows(Graph& g, const std::string& name, int axis, const std::vector<int64_t>& rows, float value) {
+  Value* v = g.find_value(name);
+  Tensor t = v->constant.clone();
+  for (int64_t r : rows) {
+    Tensor part = t.slice(axis, r, r + 1);
+    part.copy_from(Tensor::full(part.shape(), value, DType::kFloat32));
+  }
+  v->constant = t;
+}
+
+void expect_close(const Tensor& got, const Tensor& want, float tolerance) {
+  ASSERT_EQ(got.shape(), want.shape());
+  const std::vector<float> a = got.to_vector<float>(), b = want.to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], tolerance) << "element " << i;
+}
+
+TEST(PruneUnstructured, PerLayerRatioZeroesExactlyThatShareSmallestFirstWithTies) {
+  std::mt19937 rng(1);
+  Graph g = conv_net(false, rng);
+  // Many equal magnitudes: values from {-2, -1, 0, 1, 2} / 4.
+  std::uniform_int_distribution<int> level(-2, 2);
+  std::vector<float> w(216);
+  for (float& x : w) x = static_cast<float>(level(rng)) / 4.0f;
+  g.find_value("a/W")->constant = Tensor::from_vector(w, Shape{8, 3, 3, 3});
+  PruneReport report;
+  const Graph pruned = prune_l1_unstructured(g.clone(), 0.3, {"a", "fc"}, &report);
+  for (const auto& [name, n] : std::vector<std::pair<std::string, int64_t>>{{"a", 216}, {"fc", 960}}) {
+    const std::vector<float> before = weight_of(g, name).to_vector<float>();
+    const std::vector<float> after = weight_of(pruned, name).to_vector<float>();
+    const auto expected = static_cast<int64_t>(std::llround(0.3 * static_cast<double>(n)));
+    EXPECT_EQ(zeros_of(weight_of(pruned, name)), expected) << name;
+    float largest_zeroed = 0, smallest_kept = 1e30f;
+    for (size_t i = 0; i < before.size(); ++i) {
+      if (after[i] == 0) {
+        largest_zeroed = std::max(largest_zeroed, std::fabs(before[i]));
+      } else {
+        smallest_kept = std::min(smallest_kept, std::fabs(before[i]));
+        EXPECT_EQ(after[i], before[i]);
+      }
+    }
+    EXPECT_LE(largest_zeroed, smallest_kept) << name;
+  }
+  EXPECT_EQ(zeros_of(weight_of(pruned, "b")), 0);  // not named
+  EXPECT_EQ(report.layers.size(), 3u);
+  EXPECT_EQ(report.layers[0].zeros_after, 65);
+  EXPECT_EQ(report.params_before, report.params_after);
+}
+
+TEST(PruneUnstructured, GlobalThresholdAndRatioOnKnownWeights) {
+  std::mt19937 rng(2);
+  Graph g = conv_net(false, rng);
+  // a: 0.01 * (1..216), b: 0.01 * (1..432) negated, fc: 0.01 * (1..960).
+  const auto ramp = [](int64_t n, float sign) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = sign * 0.01f * static_cast<float>(i + 1);
+    return v;
+  };
+  g.find_value("a/W")->constant = Tensor::from_vector(ramp(216, 1), Shape{8, 3, 3, 3});
+  g.find_value("b/W")->constant = Tensor::from_vector(ramp(432, -1), Shape{6, 8, 3, 3});
+  g.find_value("fc/W")->constant = Tensor::from_vector(ramp(960, 1), Shape{10, 96});
+  // |w| < 1.005: the first 100 of each layer.
+  const Graph by_threshold = prune_global_threshold(g.clone(), 1.005f);
+  EXPECT_EQ(zeros_of(weight_of(by_threshold, "a")), 100);
+  EXPECT_EQ(zeros_of(weight_of(by_threshold, "b")), 100);
+  EXPECT_EQ(zeros_of(weight_of(by_threshold, "fc")), 100);
+  // 50% of 1608: 804 weights; magnitudes 0.01..2.16 appear three times (a, b, fc), 2.17..4.32 twice
+  // (b, fc): 648 + 156 = 804 reaches through 0.01 * (216 + 78) = 2.94 in b and fc.
+  PruneReport report;
+  const Graph by_ratio = prune_global_magnitude(g.clone(), 0.5, &report);
+  EXPECT_EQ(zeros_of(weight_of(by_ratio, "a")), 216);
+  EXPECT_EQ(zeros_of(weight_of(by_ratio, "b")), 294);
+  EXPECT_EQ(zeros_of(weight_of(by_ratio, "fc")), 294);
+  EXPECT_DOUBLE_EQ(report.sparsity_after, 804.0 / 1608.0);
+}
+
+TEST(PruneUnstructured, BadArgumentsRaiseNamingThem) {
+  std::mt19937 rng(3);
+  const Graph g = conv_net(false, rng);
+  for (double ratio : {1.0, -0.1, 1.5}) {
+    try {
+      prune_l1_unstructured(g.clone(), ratio);
+      ADD_FAILURE() << "ratio " << ratio << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("ratio"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(prune_global_magnitude(g.clone(), ratio), Error);
+    EXPECT_THROW(prune_channels(g.clone(), {.ratio = ratio}), Error);
+  }
+  try {
+    prune_l1_unstructured(g.clone(), 0.5, {"a", "no_such_layer"});
+    ADD_FAILURE() << "unknown layer accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_layer"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(prune_channels(g.clone(), {.layers = {"missing_conv"}}), Error);
+  EXPECT_THROW(prune_channels(g.clone(), {.norm = "l3"}), Error);
+  EXPECT_THROW(prune_global_threshold(g.clone(), -1.0f), Error);
+}
+
+TEST(PruneChannels, SmallerGraphEqualsOriginalWithChosenFiltersZeroed) {
+  std::mt19937 rng(4);
+  const Graph g = conv_net(true, rng);
+  const Graph pruned = prune_channels(g.clone(), {.ratio = 0.5});
+  EXPECT_EQ(weight_of(pruned, "a").shape(), (Shape{4, 3, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "b").shape(), (Shape{3, 4, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "fc").shape(), (Shape{10, 48}));
+  for (const Node* n : pruned.nodes()) EXPECT_NE(n->op, "BatchNormalization");
+
+  // The channels a's folded filters rank lowest: W[m] * gamma[m] / sqrt(var[m] + eps).
+  const std::vector<float> gamma = g.find_value("bn/scale")->constant.to_vector<float>();
+  const std::vector<float> var = g.find_value("bn/var")->constant.to_vector<float>();
+  const std::vector<float> mean = g.find_value("bn/mean")->constant.to_vector<float>();
+  std::vector<float> scale(8);
+  for (size_t m = 0; m < 8; ++m) scale[m] = gamma[m] / std::sqrt(var[m] + 1e-5f);
+  const std::vector<int64_t> a_removed = smallest_filters(weight_of(g, "a"), scale, 4);
+  const std::vector<int64_t> b_removed = smallest_filters(weight_of(g, "b"), {}, 3);
+  // In the original: a's removed filters zero, its bias equal to BatchNormalization's mean and
+  // beta zero, so the channel is 0 after BatchNormalization; b's filters and bias zero.
+  Graph zeroed = g.clone();
+  fill_rows(zeroed, "a/W", 0, a_removed, 0.0f);
+  fill_rows(zeroed, "bn/bias", 0, a_removed, 0.0f);
+  Tensor a_bias = zeroed.find_value("a/B")->constant.clone();
+  for (int64_t c : a_removed) a_bias.data<float>()[c] = mean[static_cast<size_t>(c)];
+  zeroed.find_value("a/B")->constant = a_bias;
+  fill_rows(zeroed, "b/W", 0, b_removed, 0.0f);
+  fill_rows(zeroed, "b/B", 0, b_removed, 0.0f);
+
+  const Tensor x = random_tensor({1, 3, 8, 8}, rng);
+  const Tensor want = reference_evaluate(zeroed, {x})[0];
+  expect_close(reference_evaluate(pruned, {x})[0], want, 1e-4f);
+  expect_close(Predictor(pruned.clone()).predict({x})[0], want, 1e-4f);
+  // And the zeroing matters: the original's own output differs.
+  const std::vector<float> original = reference_evaluate(g, {x})[0].to_vector<float>();
+  const std::vector<float> w = want.to_vector<float>();
+  float difference = 0;
+  for (size_t i = 0; i < w.size(); ++i) difference = std::max(difference, std::fabs(w[i] - original[i]));
+  EXPECT_GT(difference, 1e-3f);
+}
+
+TEST(PruneChannels, ReportMatchesHandCounts) {
+  std::mt19937 rng(5);
+  PruneReport report;
+  const Graph pruned = prune_channels(conv_net(false, rng), {.ratio = 0.5, .norm = "l2"}, &report);
+  // Conv a: 8 x 8 x 8 outputs x 27 multiply-adds; Relu 512; Conv b: 6 x 4 x 4 x 72; Relu 96;
+  // Gemm 10 x 96 (two FLOPs per multiply-add, one per Relu output).
+  EXPECT_EQ(report.flops_before, 2 * 512 * 27 + 512 + 2 * 96 * 72 + 96 + 2 * 10 * 96);
+  // After: a 4 channels, b 3 channels reading 4, fc 48 columns.
+  EXPECT_EQ(report.flops_after, 2 * 256 * 27 + 256 + 2 * 48 * 36 + 48 + 2 * 10 * 48);
+  EXPECT_EQ(report.params_before, 216 + 8 + 432 + 6 + 960 + 10);
+  EXPECT_EQ(report.params_after, 108 + 4 + 108 + 3 + 480 + 10);
+  ASSERT_EQ(report.layers.size(), 3u);
+  EXPECT_EQ(report.layers[1].name, "b");
+  EXPECT_EQ(report.layers[1].params_before, 438);
+  EXPECT_EQ(report.layers[1].params_after, 111);
+  EXPECT_EQ(report.layers[1].flops_before, 2 * 96 * 72);
+  EXPECT_EQ(report.layers[1].flops_after, 2 * 48 * 36);
+  EXPECT_NE(report.to_string().find("FLOPs"), std::string::npos);
+}
+
+// x (1, 4, 6, 6) -> c1 -> Relu -> c2 -> Add(x) -> Relu -> [c3, c4] -> Concat -> c5 (output).
+Graph residual_concat_net(std::mt19937& rng) {
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 4, 6, 6}});
+  const auto conv = [&](Value* in, int64_t cin, int64_t cout, const std::string& name) {
+    return out0(g.add_node("Conv",
+                           {in, g.add_initializer(name + "/W", random_tensor({cout, cin, 3, 3}, rng)),
+                            g.add_initializer(name + "/B", random_tensor({cout}, rng))},
+                           {{"pads", {1, 1, 1, 1}}}, name));
+  };
+  Value* h = out0(g.add_node("Relu", {conv(x, 4, 8, "c1")}, {}, "r1"));
+  h = out0(g.add_node("Add", {conv(h, 8, 4, "c2"), x}, {}, "residual"));
+  h = out0(g.add_node("Relu", {h}, {}, "r2"));
+  h = out0(g.add_node("Concat", {conv(h, 4, 6, "c3"), conv(h, 4, 6, "c4")}, {{"axis", 1}}, "concat"));
+  g.set_outputs({conv(h, 12, 5, "c5")});
+  g.infer_shapes();
+  return g;
+}
+
+TEST(PruneChannels, ResidualAndConcatGroupsKeepTheirChannels) {
+  std::mt19937 rng(6);
+  const Graph g = residual_concat_net(rng);
+  const Graph pruned = prune_channels(g.clone(), {.ratio = 0.5});
+  // Only c1 feeds a Conv alone; c2 meets the residual Add, c3 and c4 the Concat, c5 is the output.
+  EXPECT_EQ(weight_of(pruned, "c1").shape(), (Shape{4, 4, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c2").shape(), (Shape{4, 4, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c3").shape(), (Shape{6, 4, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c4").shape(), (Shape{6, 4, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c5").shape(), (Shape{5, 12, 3, 3}));
+  pruned.verify();
+
+  Graph zeroed = g.clone();
+  const std::vector<int64_t> removed = smallest_filters(weight_of(g, "c1"), {}, 4);
+  fill_rows(zeroed, "c1/W", 0, removed, 0.0f);
+  fill_rows(zeroed, "c1/B", 0, removed, 0.0f);
+  const Tensor x = random_tensor({1, 4, 6, 6}, rng);
+  expect_close(Predictor(pruned.clone()).predict({x})[0], reference_evaluate(zeroed, {x})[0], 1e-4f);
+  for (const char* tied : {"c2", "c3", "c5"}) {
+    try {
+      prune_channels(g.clone(), {.layers = {tied}});
+      ADD_FAILURE() << tied << " pruned";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(tied), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::pruning
