@@ -119,7 +119,7 @@ std::string PruneReport::to_string() const {
   }
   out << "parameters: " << params_before << " -> " << params_after << " ("
       << percent(params_after, params_before) << "%)\n";
-  out << "FLOPs (batch 1): " << flops_before << " -> " << flops_after << " ("
+  out << "FLOPs (free input dims as 1): " << flops_before << " -> " << flops_after << " ("
       << percent(flops_after, flops_before) << "%)\n";
   out << "weight sparsity: " << 100.0 * sparsity_before << "% -> " << 100.0 * sparsity_after << "%\n";
   return out.str();
