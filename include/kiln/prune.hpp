@@ -67,6 +67,7 @@ struct ChannelPruneOptions {
   double ratio = 0.3;               // share of each prunable Conv's output channels removed, in [0, 1)
   std::string norm = "l1";          // "l1" | "l2": the norm of each output filter that ranks it
   std::vector<std::string> layers;  // Conv nodes to prune; empty: every prunable one
+  std::vector<std::string> excluded_layers;  // Conv nodes left whole
 };
 
 // Removes floor(ratio * C) output channels (at least one kept) of smallest filter norm from each
@@ -83,9 +84,10 @@ graph::Graph prune_channels(graph::Graph model, const ChannelPruneOptions& optio
                             PruneReport* report = nullptr);
 
 // Loads MODEL (as Predictor::load does), prunes it (channels when `structured`, else per-layer
-// unstructured) and writes it as ONNX to `output_path`; returns the report.
-PruneReport prune_model_file(const std::string& model_path, const std::string& output_path, double ratio,
-                             bool structured, const std::string& norm = "l1");
+// unstructured; `options.ratio` and `options.layers` apply to both) and writes it as ONNX to
+// `output_path`; returns the report.
+PruneReport prune_model_file(const std::string& model_path, const std::string& output_path, bool structured,
+                             const ChannelPruneOptions& options);
 
 }  // namespace pruning
 }  // namespace kiln

@@ -147,6 +147,7 @@ Graph prune_channels(Graph model, const ChannelPruneOptions& options, PruneRepor
   const Graph original = report ? g.clone() : Graph();
   const std::vector<Node*> convs = detail::weighted_layers(g, {"Conv"});
   detail::check_layer_names(convs, options.layers, "prune_channels");
+  detail::check_layer_names(convs, options.excluded_layers, "prune_channels");
 
   // Choose from the original weights, then rewrite: a Conv may lose output channels and input
   // channels both.
@@ -156,7 +157,10 @@ Graph prune_channels(Graph model, const ChannelPruneOptions& options, PruneRepor
   for (Node* conv : convs) {
     const bool named =
         std::find(options.layers.begin(), options.layers.end(), conv->name) != options.layers.end();
-    if (!options.layers.empty() && !named) continue;
+    const auto& excluded = options.excluded_layers;
+    if ((!options.layers.empty() && !named) ||
+        std::find(excluded.begin(), excluded.end(), conv->name) != excluded.end())
+      continue;
     const Tensor& w = conv->inputs[1]->constant;
     std::vector<Reader> readers;
     const bool prunable = w.ndim() >= 3 && group_of(*conv) == 1 && only_first_output_used(g, *conv) &&

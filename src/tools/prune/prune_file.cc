@@ -7,8 +7,8 @@
 
 namespace kiln::pruning {
 
-PruneReport prune_model_file(const std::string& model_path, const std::string& output_path, double ratio,
-                             bool structured, const std::string& norm) {
+PruneReport prune_model_file(const std::string& model_path, const std::string& output_path, bool structured,
+                             const ChannelPruneOptions& options) {
   const runtime::ModelFiles files = runtime::resolve_model_files(model_path);
   graph::Graph model;
   if (files.format == runtime::ModelFiles::Format::kOnnx) {
@@ -18,9 +18,9 @@ PruneReport prune_model_file(const std::string& model_path, const std::string& o
     model = mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name);
   }
   PruneReport report;
-  const graph::Graph pruned = structured
-                                  ? prune_channels(std::move(model), {.ratio = ratio, .norm = norm}, &report)
-                                  : prune_l1_unstructured(std::move(model), ratio, {}, &report);
+  const graph::Graph pruned =
+      structured ? prune_channels(std::move(model), options, &report)
+                 : prune_l1_unstructured(std::move(model), options.ratio, options.layers, &report);
   onnx::export_model(pruned, output_path);
   return report;
 }
