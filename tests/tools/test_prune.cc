@@ -307,6 +307,79 @@ TEST(PruneChannels, ResidualAndConcatGroupsKeepTheirChannels) {
   }
 }
 
+// x (1, 3, 6, 6) -> s -> Relu = r; two residual blocks r + c2(Relu(c1(r))), then + c4(Relu(c3(.)));
+// Relu -> GlobalAveragePool -> Flatten -> Gemm fc (output).
+Graph residual_net(std::mt19937& rng) {
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 3, 6, 6}});
+  const auto conv = [&](Value* in, int64_t cin, int64_t cout, const std::string& name) {
+    return out0(g.add_node("Conv",
+                           {in, g.add_initializer(name + "/W", random_tensor({cout, cin, 3, 3}, rng)),
+                            g.add_initializer(name + "/B", random_tensor({cout}, rng))},
+                           {{"pads", {1, 1, 1, 1}}}, name));
+  };
+  Value* r = out0(g.add_node("Relu", {conv(x, 3, 8, "s")}, {}, "s/relu"));
+  Value* inner = out0(g.add_node("Relu", {conv(r, 8, 6, "c1")}, {}, "c1/relu"));
+  r = out0(g.add_node("Relu", {out0(g.add_node("Add", {r, conv(inner, 6, 8, "c2")}, {}, "add1"))}, {}, "r1"));
+  inner = out0(g.add_node("Relu", {conv(r, 8, 6, "c3")}, {}, "c3/relu"));
+  r = out0(g.add_node("Relu", {out0(g.add_node("Add", {conv(inner, 6, 8, "c4"), r}, {}, "add2"))}, {}, "r2"));
+  r = out0(g.add_node("Flatten", {out0(g.add_node("GlobalAveragePool", {r}, {}, "gap"))}, {}, "flatten"));
+  g.set_outputs({out0(g.add_node("Gemm",
+                                 {r, g.add_initializer("fc/W", random_tensor({5, 8}, rng)),
+                                  g.add_initializer("fc/B", random_tensor({5}, rng))},
+                                 {{"transB", 1}}, "fc"))});
+  g.infer_shapes();
+  return g;
+}
+
+TEST(PruneChannels, ResidualGroupsArePrunedJointlyBySummedNorms) {
+  std::mt19937 rng(7);
+  const Graph g = residual_net(rng);
+  const Graph pruned = prune_channels(g.clone(), {.ratio = 0.5});
+  pruned.verify();
+  // s, c2 and c4 share the residual channels: 4 of 8 kept in each, read by c1, c3 and fc.
+  EXPECT_EQ(weight_of(pruned, "s").shape(), (Shape{4, 3, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c1").shape(), (Shape{3, 4, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c2").shape(), (Shape{4, 3, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c3").shape(), (Shape{3, 4, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c4").shape(), (Shape{4, 3, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "fc").shape(), (Shape{5, 4}));
+
+  // The residual channels removed: the 4 of smallest L1 norm summed over s, c2 and c4.
+  std::vector<double> summed(8, 0.0);
+  for (const char* name : {"s", "c2", "c4"}) {
+    const std::vector<float> w = weight_of(g, name).to_vector<float>();
+    const size_t size = w.size() / 8;
+    for (size_t c = 0; c < 8; ++c)
+      for (size_t i = 0; i < size; ++i) summed[c] += std::fabs(w[c * size + i]);
+  }
+  std::vector<int64_t> order(8);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return summed[static_cast<size_t>(a)] < summed[static_cast<size_t>(b)];
+  });
+  const std::vector<int64_t> removed(order.begin(), order.begin() + 4);
+  Graph zeroed = g.clone();
+  for (const char* name : {"s", "c2", "c4"}) {
+    fill_rows(zeroed, std::string(name) + "/W", 0, removed, 0.0f);
+    fill_rows(zeroed, std::string(name) + "/B", 0, removed, 0.0f);
+  }
+  for (const char* name : {"c1", "c3"}) {
+    const std::vector<int64_t> own = smallest_filters(weight_of(g, name), {}, 3);
+    fill_rows(zeroed, std::string(name) + "/W", 0, own, 0.0f);
+    fill_rows(zeroed, std::string(name) + "/B", 0, own, 0.0f);
+  }
+  const Tensor x = random_tensor({1, 3, 6, 6}, rng);
+  const Tensor want = reference_evaluate(zeroed, {x})[0];
+  expect_close(reference_evaluate(pruned, {x})[0], want, 1e-4f);
+  expect_close(Predictor(pruned.clone()).predict({x})[0], want, 1e-4f);
+  // Excluding one Conv of the group leaves the whole group alone.
+  const Graph without_c2 = prune_channels(g.clone(), {.ratio = 0.5, .excluded_layers = {"c2"}});
+  EXPECT_EQ(weight_of(without_c2, "s").shape(), (Shape{8, 3, 3, 3}));
+  EXPECT_EQ(weight_of(without_c2, "c4").shape(), (Shape{8, 3, 3, 3}));
+  EXPECT_EQ(weight_of(without_c2, "c1").shape(), (Shape{3, 8, 3, 3}));
+}
+
 // The CNN of examples/cpp/train_cnn.cpp trained 10 epochs on the digits data (data/digits) and
 // exported with a fixed batch (the test set's 360; Dense flattens with a constant shape); the
 // graph Kiln imports from the export.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "graph/pass.h"
 #include "kiln/error.hpp"
@@ -65,38 +66,112 @@ bool collect_matrix_readers(const Graph& g, const Value* flat, int64_t block, No
   return true;
 }
 
-// Follows the channels of `v` (N, C, spatial...) forward through ops that keep zero channels;
-// gathers the nodes where they end, or returns false when one of them ends anywhere else.
-bool collect_readers(const Graph& g, const Value* v, std::vector<Reader>& readers) {
-  if (graph::is_graph_output(g, v) || v->users.empty()) return false;
-  for (Node* u : v->users) {
-    if (keeps_zero_channels(u->op)) {
-      if (!reads_only_at(*u, v, 0) || !only_first_output_used(g, *u)) return false;
-      if (!collect_readers(g, u->outputs[0], readers)) return false;
-    } else if (u->op == "Conv") {
-      if (!reads_only_at(*u, v, 0) || group_of(*u) != 1 || !graph::is_fixed_constant(g, u->inputs[1]))
-        return false;
-      readers.push_back({u, 0, nullptr});
-    } else if (u->op == "Flatten" || u->op == "Reshape") {
-      // To (N, C * H * W): a block of H * W columns per channel.
-      const Value* flat = u->outputs[0];
-      if (!reads_only_at(*u, v, 0) || !v->info || !flat->info || v->info->shape.ndim() < 2) return false;
-      const Shape& in = v->info->shape;
-      const Shape& out = flat->info->shape;
-      int64_t block = 1;
-      for (int i = 2; i < in.ndim(); ++i) block *= in[i];
-      if (out.ndim() != 2 || (in[0] < 0 && u->op == "Reshape") || out[0] != in[0] || block <= 0 ||
-          out[1] != in[1] * block)
-        return false;
-      if (u->op == "Flatten" && u->schema().bind(u->attrs).get_int("axis") != 1) return false;
-      if (u->op == "Reshape" && !graph::is_fixed_constant(g, u->inputs[1])) return false;
-      if (!collect_matrix_readers(g, flat, block, u->op == "Reshape" ? u : nullptr, readers)) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
+bool is_prunable_conv(const Graph& g, const Node& n) {
+  return n.op == "Conv" && n.inputs.size() >= 2 && graph::is_fixed_constant(g, n.inputs[1]) &&
+         n.inputs[1]->constant.dtype() == DType::kFloat32 && n.inputs[1]->constant.ndim() >= 3 &&
+         group_of(n) == 1 && only_first_output_used(g, n) &&
+         (n.inputs.size() < 3 || !n.inputs[2] || graph::is_fixed_constant(g, n.inputs[2]));
 }
+
+// The Convs whose output channels share one indexing (one Conv, or several joined by residual
+// Adds) and the nodes where those channels end.
+struct ChannelGroup {
+  std::vector<Node*> producers;
+  std::vector<Reader> readers;
+};
+
+// Builds the group of `start`: follows its channels forward through ops that keep zero channels
+// and through Adds of two equal shapes, whose other input is traced back (through the same ops) to
+// the Convs that produce it, whose channels are followed in turn. False when a channel reaches a
+// graph output or an op other than those and the readers, or an Add input comes from anything but
+// such Convs.
+class GroupSearch {
+ public:
+  explicit GroupSearch(const Graph& g) : g_(g) {}
+
+  bool run(Node* start, ChannelGroup& group) {
+    group_ = &group;
+    group.producers.push_back(start);
+    if (!follow(start->outputs[0])) return false;
+    while (!pending_.empty()) {
+      const Value* v = pending_.back();
+      pending_.pop_back();
+      if (!follow_users(v)) return false;
+    }
+    return true;
+  }
+
+ private:
+  bool follow(const Value* v) {
+    if (!seen_.insert(v).second) return true;
+    if (graph::is_graph_output(g_, v) || v->users.empty()) return false;
+    pending_.push_back(v);
+    return true;
+  }
+
+  // Back from an Add input to the Convs that produce its channels.
+  bool trace_back(const Value* v) {
+    if (seen_.count(v)) return true;
+    Node* p = v->producer;
+    if (p == nullptr) return false;
+    if (!follow(v)) return false;
+    if (is_prunable_conv(g_, *p)) {
+      group_->producers.push_back(p);
+      return true;
+    }
+    if (keeps_zero_channels(p->op) && only_first_output_used(g_, *p)) return trace_back(p->inputs[0]);
+    if (is_residual_add(*p)) return trace_back(p->inputs[0]) && trace_back(p->inputs[1]);
+    return false;
+  }
+
+  static bool is_residual_add(const Node& n) {
+    if (n.op != "Add" || n.inputs.size() != 2 || n.inputs[0] == n.inputs[1]) return false;
+    const Value* a = n.inputs[0];
+    const Value* b = n.inputs[1];
+    return a->info && b->info && a->info->shape.ndim() >= 3 && a->info->shape == b->info->shape;
+  }
+
+  bool follow_users(const Value* v) {
+    for (Node* u : v->users) {
+      if (keeps_zero_channels(u->op)) {
+        if (!reads_only_at(*u, v, 0) || !only_first_output_used(g_, *u) || !follow(u->outputs[0]))
+          return false;
+      } else if (is_residual_add(*u)) {
+        if (!follow(u->outputs[0]) || !trace_back(u->inputs[0]) || !trace_back(u->inputs[1])) return false;
+      } else if (u->op == "Conv") {
+        if (!reads_only_at(*u, v, 0) || group_of(*u) != 1 || !graph::is_fixed_constant(g_, u->inputs[1]))
+          return false;
+        group_->readers.push_back({u, 0, nullptr});
+      } else if (u->op == "Flatten" || u->op == "Reshape") {
+        if (!follow_flatten(*u, v)) return false;
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // To (N, C * H * W): a block of H * W columns per channel.
+  bool follow_flatten(Node& u, const Value* v) {
+    const Value* flat = u.outputs[0];
+    if (!reads_only_at(u, v, 0) || !v->info || !flat->info || v->info->shape.ndim() < 2) return false;
+    const Shape& in = v->info->shape;
+    const Shape& out = flat->info->shape;
+    int64_t block = 1;
+    for (int i = 2; i < in.ndim(); ++i) block *= in[i];
+    if (out.ndim() != 2 || (in[0] < 0 && u.op == "Reshape") || out[0] != in[0] || block <= 0 ||
+        out[1] != in[1] * block)
+      return false;
+    if (u.op == "Flatten" && u.schema().bind(u.attrs).get_int("axis") != 1) return false;
+    if (u.op == "Reshape" && !graph::is_fixed_constant(g_, u.inputs[1])) return false;
+    return collect_matrix_readers(g_, flat, block, u.op == "Reshape" ? &u : nullptr, group_->readers);
+  }
+
+  const Graph& g_;
+  ChannelGroup* group_ = nullptr;
+  std::set<const Value*> seen_;
+  std::vector<const Value*> pending_;
+};
 
 // The filter norms of a Conv weight (M, C, k...): sum |w| ("l1") or sqrt(sum w^2) ("l2") per row.
 std::vector<double> filter_norms(const Tensor& weight, bool l2) {
@@ -154,25 +229,36 @@ Graph prune_channels(Graph model, const ChannelPruneOptions& options, PruneRepor
   std::map<Node*, std::vector<int64_t>> kept_outputs, kept_inputs;
   std::map<Node*, Reader> matrix_readers;
   std::map<Node*, std::vector<int64_t>> kept_rows;
+  const auto listed = [](const std::vector<std::string>& names, const Node* n) {
+    return std::find(names.begin(), names.end(), n->name) != names.end();
+  };
+  std::set<const Node*> grouped;
   for (Node* conv : convs) {
-    const bool named =
-        std::find(options.layers.begin(), options.layers.end(), conv->name) != options.layers.end();
-    const auto& excluded = options.excluded_layers;
-    if ((!options.layers.empty() && !named) ||
-        std::find(excluded.begin(), excluded.end(), conv->name) != excluded.end())
-      continue;
-    const Tensor& w = conv->inputs[1]->constant;
-    std::vector<Reader> readers;
-    const bool prunable = w.ndim() >= 3 && group_of(*conv) == 1 && only_first_output_used(g, *conv) &&
-                          collect_readers(g, conv->outputs[0], readers);
+    if (grouped.count(conv)) continue;
+    const bool named = listed(options.layers, conv);
+    ChannelGroup group;
+    const bool prunable = is_prunable_conv(g, *conv) && GroupSearch(g).run(conv, group);
     KILN_CHECK(prunable || !named, ErrorCode::kInvalidArgument, "prune_channels: ", conv->label(),
                " cannot be pruned: it is grouped, or its channels reach a graph output or an op that ties "
-               "or mixes them (Add, Concat, BatchNormalization, ...)");
+               "or mixes them (Concat, BatchNormalization, an Add with a graph input, ...)");
     if (!prunable) continue;
-    const int64_t channels = w.shape()[0];
+    // A group is pruned as a whole: when one of its Convs is chosen and none is excluded.
+    bool chosen = options.layers.empty(), excluded = false;
+    for (const Node* p : group.producers) {
+      grouped.insert(p);
+      chosen = chosen || listed(options.layers, p);
+      excluded = excluded || listed(options.excluded_layers, p);
+    }
+    if (!chosen || excluded) continue;
+    const int64_t channels = conv->inputs[1]->constant.shape()[0];
     const auto removed = static_cast<int64_t>(std::floor(options.ratio * static_cast<double>(channels)));
     if (removed == 0) continue;
-    const std::vector<double> norms = filter_norms(w, options.norm == "l2");
+    // Residual groups rank channels by the sum of their filters' norms over the group's Convs.
+    std::vector<double> norms(static_cast<size_t>(channels), 0.0);
+    for (const Node* p : group.producers) {
+      const std::vector<double> own = filter_norms(p->inputs[1]->constant, options.norm == "l2");
+      for (size_t c = 0; c < norms.size(); ++c) norms[c] += own[c];
+    }
     std::vector<int64_t> order(static_cast<size_t>(channels));
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
@@ -180,8 +266,8 @@ Graph prune_channels(Graph model, const ChannelPruneOptions& options, PruneRepor
     });
     std::vector<int64_t> keep(order.begin() + removed, order.end());
     std::sort(keep.begin(), keep.end());
-    kept_outputs[conv] = keep;
-    for (const Reader& r : readers) {
+    for (Node* p : group.producers) kept_outputs[p] = keep;
+    for (const Reader& r : group.readers) {
       if (r.block == 0) {
         kept_inputs[r.node] = keep;
       } else {
