@@ -75,11 +75,14 @@ struct ChannelPruneOptions {
 // into the Conv before it, so its shift is the Conv's bias). A Conv is prunable when it is not
 // grouped and every path from its output, through ops that act per channel and map 0 to 0 (Relu,
 // LeakyRelu, MaxPool, AveragePool, GlobalAveragePool, Identity, Dropout), ends in the data input
-// of a non-grouped Conv (whose input channels are removed the same) or of a Flatten (axis 1) read
-// only by Gemm nodes (whose columns, a block of H*W per channel, are removed); channels that reach
-// a graph output, a residual Add, a Concat, a grouped or depthwise Conv or any other op are left
-// alone. The pruned graph computes what the original computes with the removed filters and their
-// biases set to zero. Naming a Conv in `layers` that is not prunable is a kiln::Error.
+// of a non-grouped Conv (whose input channels are removed the same) or of a Flatten (axis 1) or
+// Reshape to two dims read only by Gemm or MatMul nodes (whose columns, a block of H*W per channel,
+// are removed), or in a residual Add (two equal shapes) whose other input comes, through such ops,
+// from prunable Convs: those Convs form a group, ranked by summed filter norms and pruned together
+// (when one of them is chosen and none excluded). Channels that reach a graph output, a Concat, a
+// grouped or depthwise Conv or any other op are left alone. The pruned graph computes what the
+// original computes with the removed filters and their biases set to zero. Naming a Conv in
+// `layers` that is not prunable is a kiln::Error.
 graph::Graph prune_channels(graph::Graph model, const ChannelPruneOptions& options = {},
                             PruneReport* report = nullptr);
 
