@@ -79,8 +79,9 @@ struct ChannelPruneOptions {
 // Reshape to two dims read only by Gemm or MatMul nodes (whose columns, a block of H*W per channel,
 // are removed), or in a residual Add (two equal shapes) whose other input comes, through such ops,
 // from prunable Convs: those Convs form a group, ranked by summed filter norms and pruned together
-// (when one of them is chosen and none excluded). Channels that reach a graph output, a Concat, a
-// grouped or depthwise Conv or any other op are left alone. The pruned graph computes what the
+// (when one of them is chosen and none excluded). Through a Concat along channels, the readers of
+// its output (through per-channel ops) lose the same channels at the input's offset. Channels that
+// reach a graph output, a grouped or depthwise Conv or any other op are left alone. The pruned graph computes what the
 // original computes with the removed filters and their biases set to zero. Naming a Conv in
 // `layers` that is not prunable is a kiln::Error.
 graph::Graph prune_channels(graph::Graph model, const ChannelPruneOptions& options = {},

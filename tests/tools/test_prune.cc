@@ -1,6 +1,6 @@
 // Pruning (src/tools/prune): unstructured shares and thresholds against counts made here, channel
 // pruning against the original graph with the chosen filters zeroed (run by the reference
-// interpreter), residual and concat graphs, the report against hand counts, bad arguments, and
+// interpreter) on plain, residual and concat graphs, the report against hand counts, bad arguments, and
 // 30% channel pruning of a CNN trained by Kiln on the digits data.
 #include <gtest/gtest.h>
 
@@ -260,7 +260,7 @@ TEST(PruneChannels, ReportMatchesHandCounts) {
   EXPECT_NE(report.to_string().find("FLOPs"), std::string::npos);
 }
 
-// x (1, 4, 6, 6) -> c1 -> Relu -> c2 -> Add(x) -> Relu -> [c3, c4] -> Concat -> c5 (output).
+// x (1, 4, 6, 6) -> c1 -> Relu -> c2 -> Add(x) -> Relu = h -> Concat(c3(h), h, c4(h)) -> c5 (output).
 Graph residual_concat_net(std::mt19937& rng) {
   Graph g;
   Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 4, 6, 6}});
@@ -273,31 +273,35 @@ Graph residual_concat_net(std::mt19937& rng) {
   Value* h = out0(g.add_node("Relu", {conv(x, 4, 8, "c1")}, {}, "r1"));
   h = out0(g.add_node("Add", {conv(h, 8, 4, "c2"), x}, {}, "residual"));
   h = out0(g.add_node("Relu", {h}, {}, "r2"));
-  h = out0(g.add_node("Concat", {conv(h, 4, 6, "c3"), conv(h, 4, 6, "c4")}, {{"axis", 1}}, "concat"));
-  g.set_outputs({conv(h, 12, 5, "c5")});
+  h = out0(g.add_node("Concat", {conv(h, 4, 6, "c3"), h, conv(h, 4, 6, "c4")}, {{"axis", 1}}, "concat"));
+  g.set_outputs({conv(h, 16, 5, "c5")});
   g.infer_shapes();
   return g;
 }
 
-TEST(PruneChannels, ResidualAndConcatGroupsKeepTheirChannels) {
+TEST(PruneChannels, ResidualWithAGraphInputStaysWholeConcatReadersLoseChannelsAtOffsets) {
   std::mt19937 rng(6);
   const Graph g = residual_concat_net(rng);
   const Graph pruned = prune_channels(g.clone(), {.ratio = 0.5});
-  // Only c1 feeds a Conv alone; c2 meets the residual Add, c3 and c4 the Concat, c5 is the output.
+  // c1 feeds c2 alone; c2 meets x in the residual Add (left whole); c3 and c4 reach c5 through the
+  // Concat, at channels 0-5 and 10-15 (h, whole, is 6-9); c5 is the output.
   EXPECT_EQ(weight_of(pruned, "c1").shape(), (Shape{4, 4, 3, 3}));
   EXPECT_EQ(weight_of(pruned, "c2").shape(), (Shape{4, 4, 3, 3}));
-  EXPECT_EQ(weight_of(pruned, "c3").shape(), (Shape{6, 4, 3, 3}));
-  EXPECT_EQ(weight_of(pruned, "c4").shape(), (Shape{6, 4, 3, 3}));
-  EXPECT_EQ(weight_of(pruned, "c5").shape(), (Shape{5, 12, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c3").shape(), (Shape{3, 4, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c4").shape(), (Shape{3, 4, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c5").shape(), (Shape{5, 10, 3, 3}));
   pruned.verify();
 
   Graph zeroed = g.clone();
-  const std::vector<int64_t> removed = smallest_filters(weight_of(g, "c1"), {}, 4);
-  fill_rows(zeroed, "c1/W", 0, removed, 0.0f);
-  fill_rows(zeroed, "c1/B", 0, removed, 0.0f);
+  for (const auto& [name, count] :
+       std::vector<std::pair<std::string, int64_t>>{{"c1", 4}, {"c3", 3}, {"c4", 3}}) {
+    const std::vector<int64_t> removed = smallest_filters(weight_of(g, name), {}, count);
+    fill_rows(zeroed, name + "/W", 0, removed, 0.0f);
+    fill_rows(zeroed, name + "/B", 0, removed, 0.0f);
+  }
   const Tensor x = random_tensor({1, 4, 6, 6}, rng);
   expect_close(Predictor(pruned.clone()).predict({x})[0], reference_evaluate(zeroed, {x})[0], 1e-4f);
-  for (const char* tied : {"c2", "c3", "c5"}) {
+  for (const char* tied : {"c2", "c5"}) {
     try {
       prune_channels(g.clone(), {.layers = {tied}});
       ADD_FAILURE() << tied << " pruned";

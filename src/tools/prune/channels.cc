@@ -27,6 +27,10 @@ struct Reader {
   Node* node = nullptr;
   int64_t block = 0;  // 0: a Conv
   Node* reshape = nullptr;
+  // Through a Concat: the channel counts of its inputs and which of them the pruned channels are
+  // (empty: read directly).
+  std::vector<int64_t> segment_sizes;
+  size_t segment = 0;
 };
 
 // Ops that act on each channel alone and map a channel of zeros to zeros, so a zeroed channel
@@ -92,7 +96,18 @@ class GroupSearch {
   bool run(Node* start, ChannelGroup& group) {
     group_ = &group;
     group.producers.push_back(start);
-    if (!follow(start->outputs[0])) return false;
+    return follow(start->outputs[0]) && drain();
+  }
+
+ private:
+  // The readers of a Concat's output `v`, through per-channel ops only (no Add, no second Concat).
+  bool run_downstream(const Value* v, ChannelGroup& group) {
+    group_ = &group;
+    downstream_only_ = true;
+    return follow(v) && drain();
+  }
+
+  bool drain() {
     while (!pending_.empty()) {
       const Value* v = pending_.back();
       pending_.pop_back();
@@ -101,7 +116,6 @@ class GroupSearch {
     return true;
   }
 
- private:
   bool follow(const Value* v) {
     if (!seen_.insert(v).second) return true;
     if (graph::is_graph_output(g_, v) || v->users.empty()) return false;
@@ -136,7 +150,9 @@ class GroupSearch {
       if (keeps_zero_channels(u->op)) {
         if (!reads_only_at(*u, v, 0) || !only_first_output_used(g_, *u) || !follow(u->outputs[0]))
           return false;
-      } else if (is_residual_add(*u)) {
+      } else if (u->op == "Concat" && !downstream_only_) {
+        if (!follow_concat(*u, v)) return false;
+      } else if (is_residual_add(*u) && !downstream_only_) {
         if (!follow(u->outputs[0]) || !trace_back(u->inputs[0]) || !trace_back(u->inputs[1])) return false;
       } else if (u->op == "Conv") {
         if (!reads_only_at(*u, v, 0) || group_of(*u) != 1 || !graph::is_fixed_constant(g_, u->inputs[1]))
@@ -147,6 +163,32 @@ class GroupSearch {
       } else {
         return false;
       }
+    }
+    return true;
+  }
+
+  // A Concat along channels: its readers read these channels at an offset, among the other inputs'.
+  bool follow_concat(const Node& concat, const Value* v) {
+    const Value* out = concat.outputs[0];
+    if (!out->info || graph::is_graph_output(g_, out)) return false;
+    const int64_t rank = out->info->shape.ndim();
+    int64_t axis = concat.schema().bind(concat.attrs).get_int("axis");
+    if (axis < 0) axis += rank;
+    if (axis != 1 || std::count(concat.inputs.begin(), concat.inputs.end(), v) != 1) return false;
+    std::vector<int64_t> sizes;
+    size_t segment = 0;
+    for (size_t i = 0; i < concat.inputs.size(); ++i) {
+      const Value* in = concat.inputs[i];
+      if (!in || !in->info || in->info->shape.ndim() != rank || in->info->shape[1] < 0) return false;
+      sizes.push_back(in->info->shape[1]);
+      if (in == v) segment = i;
+    }
+    ChannelGroup downstream;
+    if (!GroupSearch(g_).run_downstream(out, downstream)) return false;
+    for (Reader r : downstream.readers) {
+      r.segment_sizes = sizes;
+      r.segment = segment;
+      group_->readers.push_back(r);
     }
     return true;
   }
@@ -171,6 +213,7 @@ class GroupSearch {
   ChannelGroup* group_ = nullptr;
   std::set<const Value*> seen_;
   std::vector<const Value*> pending_;
+  bool downstream_only_ = false;
 };
 
 // The filter norms of a Conv weight (M, C, k...): sum |w| ("l1") or sqrt(sum w^2) ("l2") per row.
@@ -229,6 +272,10 @@ Graph prune_channels(Graph model, const ChannelPruneOptions& options, PruneRepor
   std::map<Node*, std::vector<int64_t>> kept_outputs, kept_inputs;
   std::map<Node*, Reader> matrix_readers;
   std::map<Node*, std::vector<int64_t>> kept_rows;
+  // Per reader: the channel counts of what it reads (one segment, or a Concat's inputs) and the
+  // channels kept of the segments that lose some.
+  std::map<Node*, Reader> readers;
+  std::map<Node*, std::map<size_t, std::vector<int64_t>>> kept_segments;
   const auto listed = [](const std::vector<std::string>& names, const Node* n) {
     return std::find(names.begin(), names.end(), n->name) != names.end();
   };
@@ -267,13 +314,27 @@ Graph prune_channels(Graph model, const ChannelPruneOptions& options, PruneRepor
     std::vector<int64_t> keep(order.begin() + removed, order.end());
     std::sort(keep.begin(), keep.end());
     for (Node* p : group.producers) kept_outputs[p] = keep;
-    for (const Reader& r : group.readers) {
-      if (r.block == 0) {
-        kept_inputs[r.node] = keep;
-      } else {
-        matrix_readers[r.node] = r;
-        kept_rows[r.node] = expand_blocks(keep, r.block);
-      }
+    for (Reader r : group.readers) {
+      if (r.segment_sizes.empty()) r.segment_sizes = {channels};
+      readers[r.node] = r;
+      kept_segments[r.node][r.segment] = keep;
+    }
+  }
+  for (const auto& [node, r] : readers) {
+    std::vector<int64_t> kept;
+    int64_t offset = 0;
+    for (size_t i = 0; i < r.segment_sizes.size(); ++i) {
+      const auto it = kept_segments[node].find(i);
+      for (int64_t c = 0; c < r.segment_sizes[i]; ++c)
+        if (it == kept_segments[node].end() || std::binary_search(it->second.begin(), it->second.end(), c))
+          kept.push_back(offset + c);
+      offset += r.segment_sizes[i];
+    }
+    if (r.block == 0) {
+      kept_inputs[node] = kept;
+    } else {
+      matrix_readers[node] = r;
+      kept_rows[node] = expand_blocks(kept, r.block);
     }
   }
 
