@@ -1,7 +1,7 @@
 // Pruning (src/tools/prune): unstructured shares and thresholds against counts made here, channel
 // pruning against the original graph with the chosen filters zeroed (run by the reference
-// interpreter) on plain, residual and concat graphs, the report against hand counts, bad arguments, and
-// 30% channel pruning of a CNN trained by Kiln on the digits data.
+// interpreter) on plain, residual, concat and depthwise graphs, the report against hand counts, bad
+// arguments, and 30% channel pruning of a CNN trained by Kiln on the digits data.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -382,6 +382,44 @@ TEST(PruneChannels, ResidualGroupsArePrunedJointlyBySummedNorms) {
   EXPECT_EQ(weight_of(without_c2, "s").shape(), (Shape{8, 3, 3, 3}));
   EXPECT_EQ(weight_of(without_c2, "c4").shape(), (Shape{8, 3, 3, 3}));
   EXPECT_EQ(weight_of(without_c2, "c1").shape(), (Shape{3, 8, 3, 3}));
+}
+
+// x (1, 3, 6, 6) -> c1 (8) -> Clip(0, 6) -> depthwise dw (8 groups, 3x3) -> Clip(0, 6) -> c2 (1x1, 5,
+// the output): MobileNetV2's inverted residual without its residual.
+TEST(PruneChannels, DepthwiseConvsLoseTheChannelsOfTheirInput) {
+  std::mt19937 rng(8);
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 3, 6, 6}});
+  Value* lo = g.add_initializer("lo", Tensor::scalar(0.0, DType::kFloat32));
+  Value* hi = g.add_initializer("hi", Tensor::scalar(6.0, DType::kFloat32));
+  const auto conv = [&](Value* in, Shape w, int64_t group, int64_t pad, const std::string& name) {
+    const int64_t out = w[0];
+    return out0(g.add_node("Conv",
+                           {in, g.add_initializer(name + "/W", random_tensor(w, rng)),
+                            g.add_initializer(name + "/B", random_tensor({out}, rng))},
+                           {{"pads", std::vector<int64_t>{pad, pad, pad, pad}}, {"group", AttrValue(group)}},
+                           name));
+  };
+  Value* h = out0(g.add_node("Clip", {conv(x, {8, 3, 3, 3}, 1, 1, "c1"), lo, hi}, {}, "clip1"));
+  h = out0(g.add_node("Clip", {conv(h, {8, 1, 3, 3}, 8, 1, "dw"), lo, hi}, {}, "clip2"));
+  g.set_outputs({conv(h, {5, 8, 1, 1}, 1, 0, "c2")});
+  g.infer_shapes();
+
+  const Graph pruned = prune_channels(g.clone(), {.ratio = 0.5});
+  EXPECT_EQ(weight_of(pruned, "c1").shape(), (Shape{4, 3, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "dw").shape(), (Shape{4, 1, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c2").shape(), (Shape{5, 4, 1, 1}));
+  Graph zeroed = g.clone();
+  const std::vector<int64_t> removed = smallest_filters(weight_of(g, "c1"), {}, 4);
+  for (const char* name : {"c1", "dw"}) {
+    fill_rows(zeroed, std::string(name) + "/W", 0, removed, 0.0f);
+    fill_rows(zeroed, std::string(name) + "/B", 0, removed, 0.0f);
+  }
+  const Tensor x_value = random_tensor({1, 3, 6, 6}, rng, -3.f, 3.f);
+  const Tensor want = reference_evaluate(zeroed, {x_value})[0];
+  expect_close(reference_evaluate(pruned, {x_value})[0], want, 1e-4f);
+  expect_close(Predictor(pruned.clone()).predict({x_value})[0], want, 1e-4f);
+  EXPECT_THROW(prune_channels(g.clone(), {.layers = {"dw"}}), Error);  // pruned with c1 only
 }
 
 // The CNN of examples/cpp/train_cnn.cpp trained 10 epochs on the digits data (data/digits) and

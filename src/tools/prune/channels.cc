@@ -33,13 +33,6 @@ struct Reader {
   size_t segment = 0;
 };
 
-// Ops that act on each channel alone and map a channel of zeros to zeros, so a zeroed channel
-// stays zero through them.
-bool keeps_zero_channels(const std::string& op) {
-  return op == "Relu" || op == "LeakyRelu" || op == "MaxPool" || op == "AveragePool" ||
-         op == "GlobalAveragePool" || op == "Identity" || op == "Dropout";
-}
-
 bool only_first_output_used(const Graph& g, const Node& n) {
   for (size_t i = 1; i < n.outputs.size(); ++i)
     if (!n.outputs[i]->users.empty() || graph::is_graph_output(g, n.outputs[i])) return false;
@@ -54,6 +47,34 @@ bool reads_only_at(const Node& n, const Value* v, size_t slot) {
 
 int64_t group_of(const Node& conv) {
   return conv.schema().bind(conv.attrs).get_int("group");
+}
+
+// Ops that act on each channel alone and map a channel of zeros to zeros, so a zeroed channel
+// stays zero through them (Clip when its bounds are constants around 0).
+bool keeps_zero_channels(const Graph& g, const Node& n) {
+  if (n.op == "Clip") {
+    const auto bound_ok = [&](size_t slot, bool lower) {
+      if (n.inputs.size() <= slot || !n.inputs[slot]) return true;
+      if (!graph::is_fixed_constant(g, n.inputs[slot])) return false;
+      const double bound = n.inputs[slot]->constant.item();
+      return lower ? bound <= 0 : bound >= 0;
+    };
+    return bound_ok(1, true) && bound_ok(2, false) && only_first_output_used(g, n);
+  }
+  return (n.op == "Relu" || n.op == "LeakyRelu" || n.op == "MaxPool" || n.op == "AveragePool" ||
+          n.op == "GlobalAveragePool" || n.op == "Identity" || n.op == "Dropout") &&
+         only_first_output_used(g, n);
+}
+
+// A depthwise Conv (one filter per input channel, with constant weights and bias): its channels
+// follow its input's, and a zero channel with its filter's bias zero stays zero.
+bool is_depthwise(const Graph& g, const Node& n) {
+  if (n.op != "Conv" || !n.inputs[0]->info || n.inputs[0]->info->shape.ndim() < 3) return false;
+  const int64_t channels = n.inputs[0]->info->shape[1];
+  if (channels <= 1 || group_of(n) != channels || !graph::is_fixed_constant(g, n.inputs[1])) return false;
+  const Shape& w = n.inputs[1]->constant.shape();
+  return w[0] == channels && w[1] == 1 && only_first_output_used(g, n) &&
+         (n.inputs.size() < 3 || !n.inputs[2] || graph::is_fixed_constant(g, n.inputs[2]));
 }
 
 // The matrix readers (Gemm without transA, MatMul, both with constant 2-D weights) of `flat`, a
@@ -81,6 +102,7 @@ bool is_prunable_conv(const Graph& g, const Node& n) {
 // Adds) and the nodes where those channels end.
 struct ChannelGroup {
   std::vector<Node*> producers;
+  std::vector<Node*> depthwise;  // depthwise Convs on the way, which lose the same channels
   std::vector<Reader> readers;
 };
 
@@ -133,9 +155,18 @@ class GroupSearch {
       group_->producers.push_back(p);
       return true;
     }
-    if (keeps_zero_channels(p->op) && only_first_output_used(g_, *p)) return trace_back(p->inputs[0]);
+    if (keeps_zero_channels(g_, *p)) return trace_back(p->inputs[0]);
+    if (is_depthwise(g_, *p)) {
+      add_depthwise(p);
+      return trace_back(p->inputs[0]);
+    }
     if (is_residual_add(*p)) return trace_back(p->inputs[0]) && trace_back(p->inputs[1]);
     return false;
+  }
+
+  void add_depthwise(Node* n) {
+    if (std::find(group_->depthwise.begin(), group_->depthwise.end(), n) == group_->depthwise.end())
+      group_->depthwise.push_back(n);
   }
 
   static bool is_residual_add(const Node& n) {
@@ -147,9 +178,11 @@ class GroupSearch {
 
   bool follow_users(const Value* v) {
     for (Node* u : v->users) {
-      if (keeps_zero_channels(u->op)) {
-        if (!reads_only_at(*u, v, 0) || !only_first_output_used(g_, *u) || !follow(u->outputs[0]))
-          return false;
+      if (keeps_zero_channels(g_, *u)) {
+        if (!reads_only_at(*u, v, 0) || !follow(u->outputs[0])) return false;
+      } else if (is_depthwise(g_, *u) && !downstream_only_) {
+        if (!reads_only_at(*u, v, 0) || !follow(u->outputs[0])) return false;
+        add_depthwise(u);
       } else if (u->op == "Concat" && !downstream_only_) {
         if (!follow_concat(*u, v)) return false;
       } else if (is_residual_add(*u) && !downstream_only_) {
@@ -314,6 +347,10 @@ Graph prune_channels(Graph model, const ChannelPruneOptions& options, PruneRepor
     std::vector<int64_t> keep(order.begin() + removed, order.end());
     std::sort(keep.begin(), keep.end());
     for (Node* p : group.producers) kept_outputs[p] = keep;
+    for (Node* dw : group.depthwise) {
+      kept_outputs[dw] = keep;
+      dw->attrs.insert_or_assign("group", AttrValue(static_cast<int64_t>(keep.size())));
+    }
     for (Reader r : group.readers) {
       if (r.segment_sizes.empty()) r.segment_sizes = {channels};
       readers[r.node] = r;
