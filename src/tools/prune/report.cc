@@ -1,5 +1,6 @@
 // The pruning report (include/kiln/prune.hpp): parameters, FLOPs and sparsity per weighted layer
 // and in total, before and after.
+#include <algorithm>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -106,13 +107,16 @@ std::string PruneReport::to_string() const {
   const auto percent = [](int64_t part, int64_t whole) {
     return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
   };
-  out << std::left << std::setw(32) << "layer" << std::setw(8) << "op" << std::right << std::setw(12)
+  size_t name_width = 8;
+  for (const LayerReport& r : layers) name_width = std::max(name_width, r.name.size() + 2);
+  const int width = static_cast<int>(name_width);
+  out << std::left << std::setw(width) << "layer" << std::setw(8) << "op" << std::right << std::setw(12)
       << "params" << std::setw(12) << "-> after" << std::setw(10) << "sparsity" << std::setw(14) << "FLOPs"
       << std::setw(14) << "-> after"
       << "\n";
   out << std::fixed << std::setprecision(1);
   for (const LayerReport& r : layers) {
-    out << std::left << std::setw(32) << r.name << std::setw(8) << r.op << std::right << std::setw(12)
+    out << std::left << std::setw(width) << r.name << std::setw(8) << r.op << std::right << std::setw(12)
         << r.params_before << std::setw(12) << r.params_after << std::setw(9)
         << percent(r.zeros_after, r.params_after) << "%" << std::setw(14) << r.flops_before << std::setw(14)
         << r.flops_after << "\n";
