@@ -70,21 +70,24 @@ struct ChannelPruneOptions {
   std::vector<std::string> excluded_layers;  // Conv nodes left whole
 };
 
-// Removes floor(ratio * C) output channels (at least one kept) of smallest filter norm from each
-// prunable Conv. The graph is first simplified as quantize_model does (BatchNormalization folded
-// into the Conv before it, so its shift is the Conv's bias). A Conv is prunable when it is not
-// grouped and every path from its output, through ops that act per channel and map 0 to 0 (Relu,
+// Removes floor(ratio * C) output channels of smallest filter norm from each prunable Conv (at
+// least one stays). The graph is first simplified as quantize_model does (BatchNormalization
+// folded into the Conv before it, so its shift is the Conv's bias). From a Conv that is not
+// grouped, the channels are followed through ops that act per channel and map 0 to 0 (Relu,
 // LeakyRelu, Clip with constant bounds around 0, MaxPool, AveragePool, GlobalAveragePool, Identity,
-// Dropout, and depthwise Convs, which lose the same channels), ends in the data input
-// of a non-grouped Conv (whose input channels are removed the same) or of a Flatten (axis 1) or
-// Reshape to two dims read only by Gemm or MatMul nodes (whose columns, a block of H*W per channel,
-// are removed), or in a residual Add (two equal shapes) whose other input comes, through such ops,
-// from prunable Convs: those Convs form a group, ranked by summed filter norms and pruned together
-// (when one of them is chosen and none excluded). Through a Concat along channels, the readers of
-// its output (through per-channel ops) lose the same channels at the input's offset. Channels that
-// reach a graph output, a grouped (not depthwise) Conv or any other op are left alone. The pruned graph computes what the
-// original computes with the removed filters and their biases set to zero. Naming a Conv in
-// `layers` that is not prunable is a kiln::Error.
+// Dropout, and depthwise Convs, which lose the same channels) to where they end:
+//   - the data input of a non-grouped Conv, whose input channels are removed the same;
+//   - a Flatten (axis 1) or a Reshape to two dims read only by Gemm or MatMul nodes, whose weights
+//     lose a block of H*W columns (or rows) per channel;
+//   - a residual Add of two equal shapes whose other input comes, through such ops, from prunable
+//     Convs: those Convs form a group, ranked by summed filter norms and pruned together (when one
+//     of them is chosen and none is excluded);
+//   - a Concat along channels: the readers of its output (through per-channel ops) lose the same
+//     channels at that input's offset.
+// Channels that reach a graph output, a grouped Conv that is not depthwise or any other op are
+// left alone. The pruned graph computes what the original computes with the removed filters and
+// their biases set to zero. Naming a Conv in `layers` that cannot be pruned, or a name that is no
+// Conv in `layers` or `excluded_layers`, is a kiln::Error.
 graph::Graph prune_channels(graph::Graph model, const ChannelPruneOptions& options = {},
                             PruneReport* report = nullptr);
 
