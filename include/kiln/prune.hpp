@@ -74,8 +74,9 @@ struct ChannelPruneOptions {
 // least one stays). The graph is first simplified as quantize_model does (BatchNormalization
 // folded into the Conv before it, so its shift is the Conv's bias). From a Conv that is not
 // grouped, the channels are followed through ops that act per channel and map 0 to 0 (Relu,
-// LeakyRelu, Clip with constant bounds around 0, MaxPool, AveragePool, GlobalAveragePool, Identity,
-// Dropout, and depthwise Convs, which lose the same channels) to where they end:
+// LeakyRelu, Clip with constant bounds around 0, x * Sigmoid(x), Resize of the spatial dims,
+// MaxPool, AveragePool, GlobalAveragePool, Identity, Dropout, and depthwise Convs, which lose the
+// same channels) to where they end:
 //   - the data input of a non-grouped Conv, whose input channels are removed the same;
 //   - a Flatten (axis 1) or a Reshape to two dims read only by Gemm or MatMul nodes, whose weights
 //     lose a block of H*W columns (or rows) per channel;

@@ -1,6 +1,6 @@
 // Pruning (src/tools/prune): unstructured shares and thresholds against counts made here, channel
 // pruning against the original graph with the chosen filters zeroed (run by the reference
-// interpreter) on plain, residual, concat and depthwise graphs, the report against hand counts, bad
+// interpreter) on plain, residual, concat, depthwise and SiLU graphs, the report against hand counts, bad
 // arguments, and 30% channel pruning of a CNN trained by Kiln on the digits data.
 #include <gtest/gtest.h>
 
@@ -420,6 +420,38 @@ TEST(PruneChannels, DepthwiseConvsLoseTheChannelsOfTheirInput) {
   expect_close(reference_evaluate(pruned, {x_value})[0], want, 1e-4f);
   expect_close(Predictor(pruned.clone()).predict({x_value})[0], want, 1e-4f);
   EXPECT_THROW(prune_channels(g.clone(), {.layers = {"dw"}}), Error);  // pruned with c1 only
+}
+
+// x (1, 3, 4, 4) -> c1 (8) -> x * Sigmoid(x) -> Resize (nearest, 2x) -> c2 (5, the output): SiLU and
+// upsampling as YOLOv5 exports them.
+TEST(PruneChannels, ThroughSiluAndSpatialResize) {
+  std::mt19937 rng(9);
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 3, 4, 4}});
+  const auto conv = [&](Value* in, int64_t cin, int64_t cout, const std::string& name) {
+    return out0(g.add_node("Conv",
+                           {in, g.add_initializer(name + "/W", random_tensor({cout, cin, 3, 3}, rng)),
+                            g.add_initializer(name + "/B", random_tensor({cout}, rng))},
+                           {{"pads", {1, 1, 1, 1}}}, name));
+  };
+  Value* h = conv(x, 3, 8, "c1");
+  h = out0(g.add_node("Mul", {h, out0(g.add_node("Sigmoid", {h}, {}, "gate"))}, {}, "silu"));
+  Value* scales = g.add_initializer("scales", Tensor::from_vector<float>({1, 1, 2, 2}, Shape{4}));
+  h = out0(g.add_node("Resize", {h, nullptr, scales}, {{"mode", std::string("nearest")}}, "up"));
+  g.set_outputs({conv(h, 8, 5, "c2")});
+  g.infer_shapes();
+
+  const Graph pruned = prune_channels(g.clone(), {.ratio = 0.5});
+  EXPECT_EQ(weight_of(pruned, "c1").shape(), (Shape{4, 3, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c2").shape(), (Shape{5, 4, 3, 3}));
+  Graph zeroed = g.clone();
+  const std::vector<int64_t> removed = smallest_filters(weight_of(g, "c1"), {}, 4);
+  fill_rows(zeroed, "c1/W", 0, removed, 0.0f);
+  fill_rows(zeroed, "c1/B", 0, removed, 0.0f);
+  const Tensor x_value = random_tensor({1, 3, 4, 4}, rng);
+  const Tensor want = reference_evaluate(zeroed, {x_value})[0];
+  expect_close(reference_evaluate(pruned, {x_value})[0], want, 1e-4f);
+  expect_close(Predictor(pruned.clone()).predict({x_value})[0], want, 1e-4f);
 }
 
 // The CNN of examples/cpp/train_cnn.cpp trained 10 epochs on the digits data (data/digits) and

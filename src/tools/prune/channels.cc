@@ -49,8 +49,32 @@ int64_t group_of(const Node& conv) {
   return conv.schema().bind(conv.attrs).get_int("group");
 }
 
+// x * Sigmoid(x) (SiLU, as exported from PyTorch): `mul` is that Mul and `x` the value it scales.
+bool is_silu(const Graph& g, const Node& mul, const Value* x) {
+  if (mul.op != "Mul" || mul.inputs.size() != 2) return false;
+  const Value* other = mul.inputs[0] == x ? mul.inputs[1] : mul.inputs[1] == x ? mul.inputs[0] : nullptr;
+  return other && other != x && other->producer && other->producer->op == "Sigmoid" &&
+         other->producer->inputs[0] == x && other->users.size() == 1 && !graph::is_graph_output(g, other);
+}
+
+// The Sigmoid inside a SiLU reading `x`: its only reader is the Mul that multiplies it by x.
+bool is_silu_gate(const Graph& g, const Node& sigmoid, const Value* x) {
+  return sigmoid.op == "Sigmoid" && sigmoid.inputs[0] == x && sigmoid.outputs[0]->users.size() == 1 &&
+         is_silu(g, *sigmoid.outputs[0]->users[0], x);
+}
+
+// Resize by constant scales that keep the batch and channel dims (nearest or linear upsampling
+// maps a zero channel to zeros).
+bool is_spatial_resize(const Graph& g, const Node& n) {
+  if (n.op != "Resize" || n.inputs.size() < 3 || n.inputs.size() > 4 || (n.inputs.size() == 4 && n.inputs[3]))
+    return false;
+  if (!n.inputs[2] || !graph::is_fixed_constant(g, n.inputs[2])) return false;
+  const std::vector<float> scales = n.inputs[2]->constant.cast(DType::kFloat32).to_vector<float>();
+  return scales.size() >= 2 && scales[0] == 1.0f && scales[1] == 1.0f && only_first_output_used(g, n);
+}
+
 // Ops that act on each channel alone and map a channel of zeros to zeros, so a zeroed channel
-// stays zero through them (Clip when its bounds are constants around 0).
+// stays zero through them (Clip when its bounds are constants around 0, Resize of the spatial dims).
 bool keeps_zero_channels(const Graph& g, const Node& n) {
   if (n.op == "Clip") {
     const auto bound_ok = [&](size_t slot, bool lower) {
@@ -61,6 +85,7 @@ bool keeps_zero_channels(const Graph& g, const Node& n) {
     };
     return bound_ok(1, true) && bound_ok(2, false) && only_first_output_used(g, n);
   }
+  if (n.op == "Resize") return is_spatial_resize(g, n);
   return (n.op == "Relu" || n.op == "LeakyRelu" || n.op == "MaxPool" || n.op == "AveragePool" ||
           n.op == "GlobalAveragePool" || n.op == "Identity" || n.op == "Dropout") &&
          only_first_output_used(g, n);
@@ -156,6 +181,8 @@ class GroupSearch {
       return true;
     }
     if (keeps_zero_channels(g_, *p)) return trace_back(p->inputs[0]);
+    for (const Value* x : p->inputs)
+      if (is_silu(g_, *p, x)) return trace_back(x);
     if (is_depthwise(g_, *p)) {
       add_depthwise(p);
       return trace_back(p->inputs[0]);
@@ -180,6 +207,10 @@ class GroupSearch {
     for (Node* u : v->users) {
       if (keeps_zero_channels(g_, *u)) {
         if (!reads_only_at(*u, v, 0) || !follow(u->outputs[0])) return false;
+      } else if (is_silu_gate(g_, *u, v)) {
+        continue;  // its Mul, another reader of v, carries the channels on
+      } else if (is_silu(g_, *u, v)) {
+        if (!follow(u->outputs[0])) return false;
       } else if (is_depthwise(g_, *u) && !downstream_only_) {
         if (!reads_only_at(*u, v, 0) || !follow(u->outputs[0])) return false;
         add_depthwise(u);
