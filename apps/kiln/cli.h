@@ -56,5 +56,6 @@ void add_bench_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_prune_command(CLI::App& app);
 
 }  // namespace kiln::cli
