@@ -1,7 +1,8 @@
 // Symbol::infer_shape: walks the nodes in order; before each op it deduces the shapes of its
 // parameter variables from the data's (MXNet's backward inference for weights), then gets the
 // output shapes by importing that one node into a Graph and running Kiln's own shape functions,
-// so the Symbol API and the importer cannot disagree.
+// so the Symbol API and the importer cannot disagree. A variable's shape not given is taken from
+// its `__shape__` attribute when that is complete.
 #include <map>
 #include <numeric>
 #include <optional>
@@ -89,6 +90,19 @@ std::vector<std::optional<Shape>> output_shapes(const MxnetSymbol::Node& node,
   return out;
 }
 
+// A variable's `__shape__` when it names every dimension, as MXNet takes it for a variable whose
+// shape is not given. "()" is a 0-d array, as under MXNet's numpy shape semantics (Kiln's exporter
+// never writes it for an unknown shape); a 0 (MXNet 1.x's unknown dimension) makes it no hint.
+std::optional<Shape> shape_attr(const MxnetSymbol::Node& variable) {
+  const auto it = variable.attrs.find("__shape__");
+  if (it == variable.attrs.end()) return std::nullopt;
+  const mxnet::MxnetAttrs a(variable.attrs, "variable '" + variable.name + "'");
+  const std::vector<int64_t> dims = a.require_ints("__shape__");
+  for (int64_t d : dims)
+    if (d <= 0) return std::nullopt;
+  return Shape(dims);
+}
+
 }  // namespace
 
 Symbol::InferredShapes Symbol::infer_shape(const std::map<std::string, Shape>& known) const {
@@ -98,7 +112,11 @@ Symbol::InferredShapes Symbol::infer_shape(const std::map<std::string, Shape>& k
     const MxnetSymbol::Node& node = s.nodes[i];
     const int id = static_cast<int>(i);
     if (node.op == "null") {
-      if (const auto it = known.find(node.name); it != known.end()) shapes[{id, 0}] = it->second;
+      if (const auto it = known.find(node.name); it != known.end()) {
+        shapes[{id, 0}] = it->second;
+      } else if (const auto hint = shape_attr(node)) {
+        shapes[{id, 0}] = *hint;
+      }
       continue;
     }
     // Parameters first, so that the op sees all its inputs.
