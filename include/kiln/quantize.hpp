@@ -150,12 +150,15 @@ struct QuantizedSymbol {
 // `options.excluded_node_names` are MXNet node names (each excludes the Kiln nodes it imports as);
 // a name that is no op node of the symbol is a kiln::Error(kInvalidArgument). Without `batches`
 // (an empty function) the weights of MatMul and Gemm are quantized dynamically (quantize_dynamic).
+// The inputs' shapes are `input_shapes`, else the first batch's with the batch dimension free,
+// else the variables' `__shape__`; the quantizer only sees tensors whose rank is known.
 // QuantizeLinear and DequantizeLinear come back as `_kiln_` nodes, so the symbol's JSON loads only
 // in Kiln; every parameter variable carries `__shape__` and (when not float32) `__dtype__`, which
 // Symbol::simple_bind honors.
 QuantizedSymbol quantize_symbol(const Symbol& symbol, const std::map<std::string, NDArray>& arg_params,
                                 const std::map<std::string, NDArray>& aux_params,
                                 const CalibrationBatches& batches, const QuantizeOptions& options = {},
+                                const std::map<std::string, Shape>& input_shapes = {},
                                 CalibrationResult* calibration = nullptr);
 
 }  // namespace quantization

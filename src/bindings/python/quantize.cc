@@ -35,7 +35,10 @@ void bind_quantization(py::module_& m) {
          const std::map<std::string, NDArray>& aux_params, const py::object& batches,
          const std::string& calib_mode, double percentile, int num_calib_batches,
          const std::string& activation_dtype, const std::vector<std::string>& excluded_names,
-         const std::vector<std::string>& excluded_op_types) {
+         const std::vector<std::string>& excluded_op_types, const py::dict& input_shapes) {
+        std::map<std::string, Shape> shapes;
+        for (const auto& [name, shape] : input_shapes)
+          shapes[name.cast<std::string>()] = shape_from_py(shape);
         quantization::QuantizedSymbol out;
         quantization::CalibrationResult calibration;
         {
@@ -48,15 +51,16 @@ void bind_quantization(py::module_& m) {
                                                       .excluded_op_types = excluded_op_types};
           out = quantization::quantize_symbol(symbol, arg_params, aux_params,
                                               batches.is_none() ? nullptr : python_batches(batches), options,
-                                              &calibration);
+                                              shapes, &calibration);
         }
         return py::make_tuple(out.symbol, out.arg_params, out.aux_params, calibration.thresholds);
       },
       py::arg("symbol"), py::arg("arg_params"), py::arg("aux_params"), py::arg("batches"),
       py::arg("calib_mode"), py::arg("percentile"), py::arg("num_calib_batches"), py::arg("activation_dtype"),
-      py::arg("excluded_names"), py::arg("excluded_op_types"),
+      py::arg("excluded_names"), py::arg("excluded_op_types"), py::arg("input_shapes"),
       "Quantizes `symbol` with the calibration batches (an iterator of {name: NDArray}), or dynamically "
-      "when `batches` is None. Returns (symbol, arg_params, aux_params, thresholds).");
+      "when `batches` is None; `input_shapes` (name: shape, -1 a free dimension) as the C++ API takes them. "
+      "Returns (symbol, arg_params, aux_params, thresholds).");
 }
 
 }  // namespace kiln::python

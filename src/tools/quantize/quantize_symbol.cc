@@ -1,6 +1,8 @@
 // quantize_symbol (include/kiln/quantize.hpp): the Symbol form of quantize_model, for the MXNet-style
 // APIs. The symbol is imported with its parameters, quantized, and exported back; QuantizeLinear
 // and DequantizeLinear, which MXNet lacks, become `_kiln_` nodes (frontends/mxnet/export.h).
+#include <algorithm>
+
 #include "frontends/mxnet/export.h"
 #include "frontends/mxnet/import.h"
 #include "kiln/error.hpp"
@@ -29,16 +31,18 @@ mxnet::NamedTensors named_params(const std::map<std::string, NDArray>& arg_param
   return params;
 }
 
-// The Kiln nodes each named MXNet node became: the node NAME itself and its helpers NAME/...
-std::vector<std::string> kiln_node_names(const graph::Graph& g, const std::vector<std::string>& mxnet_names,
-                                         const std::string& what) {
+// The Kiln nodes each named MXNet node became: the node NAME itself and its helpers NAME/... (none
+// for an op that imports as nothing, such as Dropout).
+std::vector<std::string> kiln_node_names(const mxnet::MxnetSymbol& symbol, const graph::Graph& g,
+                                         const std::vector<std::string>& mxnet_names) {
   std::vector<std::string> out;
   for (const std::string& name : mxnet_names) {
-    const size_t before = out.size();
+    const bool is_op = std::any_of(symbol.nodes.begin(), symbol.nodes.end(),
+                                   [&](const auto& node) { return node.op != "null" && node.name == name; });
+    KILN_CHECK(is_op, ErrorCode::kInvalidArgument, "quantize_symbol: excluded_node_names: '", name,
+               "' is not an op node of the symbol");
     for (const graph::Node* n : g.topological_order())
       if (n->name == name || n->name.rfind(name + "/", 0) == 0) out.push_back(n->name);
-    KILN_CHECK(out.size() > before, ErrorCode::kInvalidArgument, "quantize_symbol: ", what, ": '", name,
-               "' is not an op node of the symbol");
   }
   return out;
 }
@@ -76,12 +80,40 @@ QuantizedSymbol to_symbol(const graph::Graph& g) {
 QuantizedSymbol quantize_symbol(const Symbol& symbol, const std::map<std::string, NDArray>& arg_params,
                                 const std::map<std::string, NDArray>& aux_params,
                                 const CalibrationBatches& batches, const QuantizeOptions& options,
+                                const std::map<std::string, Shape>& input_shapes,
                                 CalibrationResult* calibration) {
-  graph::Graph g = mxnet::import_symbol(symbol.to_mxnet(), named_params(arg_params, aux_params), "symbol");
+  // The inputs' shapes, which the quantizer needs to see the data as float tensors of known rank:
+  // those given, else the first calibration batch's with a free batch dimension (the quantized
+  // symbol then takes any batch size). The first batch is kept and given back first.
+  std::map<std::string, Shape> shapes;
+  std::map<std::string, Tensor> first;
+  const bool has_first = batches && batches(first);
+  for (const auto& [name, tensor] : first) {
+    std::vector<int64_t> dims = tensor.shape().dims();
+    if (!dims.empty()) dims[0] = Shape::kUnknown;
+    std::string input = name;
+    if (input.empty())  // a single unnamed array: the one argument that is no parameter or label
+      for (const std::string& argument : symbol.list_arguments())
+        if (!arg_params.count(argument) && !argument.ends_with("label")) input = argument;
+    shapes[input] = Shape(dims);
+  }
+  for (const auto& [name, shape] : input_shapes) shapes[name] = shape;
+  const CalibrationBatches replay = [&,
+                                     given_first = !has_first](std::map<std::string, Tensor>& batch) mutable {
+    if (!given_first) {
+      given_first = true;
+      batch = first;
+      return true;
+    }
+    return batches(batch);
+  };
+
+  const mxnet::MxnetSymbol mxnet_symbol = symbol.to_mxnet();
+  graph::Graph g = mxnet::import_symbol(mxnet_symbol, named_params(arg_params, aux_params), "symbol", shapes);
   QuantizeOptions kiln_options = options;
-  kiln_options.excluded_node_names = kiln_node_names(g, options.excluded_node_names, "excluded name");
+  kiln_options.excluded_node_names = kiln_node_names(mxnet_symbol, g, options.excluded_node_names);
   if (!batches) return to_symbol(quantize_dynamic(std::move(g), kiln_options));
-  return to_symbol(quantize_model(std::move(g), batches, kiln_options, calibration));
+  return to_symbol(quantize_model(std::move(g), replay, kiln_options, calibration));
 }
 
 }  // namespace kiln::quantization
