@@ -18,7 +18,8 @@ int8 weights, float32 scales and int8/uint8 zero points.
 MXNet has no QuantizeLinear or DequantizeLinear: the symbol holds them as `_kiln_QuantizeLinear`
 and `_kiln_DequantizeLinear` nodes, which Kiln reads back unchanged, so `qsym.tojson()`,
 `qsym.save(...)` and `mx.sym.load(...)` round-trip it, but MXNet itself cannot load it. Saved with
-its parameters (`qsym.save('q-symbol.json')`, `mx.nd.save('q-0000.params', {'arg:' + k: v ...})`),
+its parameters (`qsym.save('q-symbol.json')`, `mx.nd.save('q-0000.params', {'arg:' + k: v, ...,
+'aux:' + k: v, ...})`),
 `mx.Predictor('q-symbol.json')` runs it on Kiln's int8 kernels; simple_bind/bind run it too (every
 parameter variable carries `__shape__` and `__dtype__`), with the QDQ nodes computed as written.
 """
