@@ -176,8 +176,14 @@ def test_round_trip_through_json_files_and_predictor(tmp_path):
     mx.nd.save(prefix + "-0000.params", {**{"arg:" + k: v for k, v in qarg.items()},
                                          **{"aux:" + k: v for k, v in qaux.items()}})
     np.testing.assert_array_equal(run(mx.sym.load(prefix + "-symbol.json"), qarg, qaux, TEST), expected)
-    # The Predictor runs the int8 kernels, which may round a requantized value one step apart.
-    out = mx.Predictor(prefix + "-symbol.json").predict([TEST])[0].asnumpy()
+    # The Predictor runs int8 kernels, which may round a requantized value one step apart.
+    predictor = mx.Predictor(prefix + "-symbol.json")
+    mx.profiler.set_config(profile_all=True, aggregate_stats=True, filename=str(tmp_path / "profile.json"))
+    mx.profiler.set_state("run")
+    out = predictor.predict([TEST])[0].asnumpy()
+    mx.profiler.set_state("stop")
+    ops = mx.profiler.dumps(reset=True)
+    assert "FusedQLinearConv" in ops and "FusedQLinearMatMul" in ops  # the int8 kernels ran
     assert_close_to_fp32(out, reference(TEST))
     assert np.abs(out - expected).max() <= 0.02 * np.abs(expected).max()
 
