@@ -220,3 +220,38 @@ def test_missing_parameters_and_bad_batch_shapes():
 def test_dynamic_mode_needs_data_shapes():
     with pytest.raises(mx.KilnError, match="data_shapes"):
         quantize(calib_mode="none", calib_data=None)
+
+
+def gluon_net():
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Conv2D(8, 3, padding=1, activation="relu"), mx.gluon.nn.MaxPool2D(), mx.gluon.nn.Dense(10))
+    net.initialize(mx.init.Xavier())
+    return net
+
+
+@pytest.mark.parametrize("calib_mode", ["naive", "entropy", "none"])
+def test_quantize_net_within_tolerance_of_the_float_block(calib_mode):
+    from kiln.contrib.quantization import quantize_net
+    net = gluon_net()
+    ref = net(mx.nd.array(TEST)).asnumpy()
+    qnet = quantize_net(net, calib_data=CALIB, calib_mode=calib_mode)
+    out = qnet(mx.nd.array(TEST)).asnumpy()
+    assert_close_to_fp32(out, ref)
+    assert np.abs(out - ref).max() > 1e-5
+    ops = [n["op"] for n in json.loads(qnet.symbol.tojson())["nodes"]]
+    assert ops.count("_kiln_QuantizeLinear") == (0 if calib_mode == "none" else 4)
+
+
+def test_quantize_net_exclusions_and_shapes(tmp_path):
+    from kiln.contrib.quantization import quantize_net
+    net = gluon_net()
+    qnet = quantize_net(net, calib_data=[(b, np.zeros(SHAPE[0])) for b in CALIB], calib_mode="naive",
+                        exclude_layers_match=["Gemm"])
+    weights = {k: v.dtype for k, v in qnet.arg_params.items() if v.ndim >= 2}  # Gluon names them dense<i>_...
+    assert sorted(weights.values(), key=str) == [np.float32, np.int8]  # the conv's int8, the Dense's float
+    assert [k for k, v in weights.items() if v == np.float32][0].startswith("dense")
+    qnet.export(str(tmp_path / "q"))
+    out = mx.Predictor(str(tmp_path / "q-symbol.json")).predict([TEST])[0].asnumpy()
+    np.testing.assert_array_equal(out, qnet(TEST).asnumpy())
+    with pytest.raises(mx.KilnError, match="data_shapes"):
+        quantize_net(net)

@@ -1,4 +1,5 @@
-"""Post-training INT8 quantization of a symbolic model (MXNet 1.9's mx.contrib.quantization).
+"""Post-training INT8 quantization (MXNet 1.9's mx.contrib.quantization): quantize_model for a
+symbol and its parameters, quantize_net for a Gluon HybridBlock.
 
     qsym, qarg_params, aux_params = mx.contrib.quantization.quantize_model(
         sym, arg_params, aux_params, data_names=('data',), calib_mode='entropy',
@@ -24,13 +25,15 @@ its parameters (`qsym.save('q-symbol.json')`, `mx.nd.save('q-0000.params', {'arg
 parameter variable carries `__shape__` and `__dtype__`), with the QDQ nodes computed as written.
 """
 import json
+import os
+import tempfile
 
 import numpy as np
 
 from .. import _kiln
 from ..base import KilnError
 from ..context import cpu
-from ..ndarray import NDArray, array, load as nd_load
+from ..ndarray import NDArray, array, zeros, load as nd_load, save as nd_save
 from ..symbol import Symbol, load as sym_load
 
 _CALIB_MODES = ("none", "naive", "entropy", "percentile")
@@ -197,6 +200,15 @@ def quantize_model(sym, arg_params, aux_params, data_names=("data",), label_name
 
     Errors are KilnError naming the argument.
     """
+    return _quantize(sym, arg_params, aux_params, data_names, label_names, ctx, excluded_sym_names,
+                     excluded_op_names, calib_mode, calib_data, num_calib_examples, quantized_dtype, quantize_mode,
+                     quantize_granularity, logger, num_calib_batches, percentile, _data_shapes(data_shapes))
+
+
+def _quantize(sym, arg_params, aux_params, data_names, label_names, ctx, excluded_sym_names, excluded_op_names,
+              calib_mode, calib_data, num_calib_examples, quantized_dtype, quantize_mode, quantize_granularity,
+              logger, num_calib_batches, percentile, shapes):
+    """quantize_model with the inputs' shapes as the quantized symbol will take them."""
     sym = _load_sym(sym)
     arg_params, aux_params = _load_params(arg_params, aux_params)
     data_names = _names(data_names, "data_names")
@@ -235,7 +247,6 @@ def quantize_model(sym, arg_params, aux_params, data_names=("data",), label_name
             _fail(f"excluded_sym_names: {name!r} is not an op node of sym")
     excluded = excluded_sym_names + [n["name"] for n in nodes if n["op"] in excluded_op_names]
 
-    shapes = _data_shapes(data_shapes)
     if calib_mode == "none":
         for n in json.loads(sym.tojson())["nodes"]:
             if n["op"] == "null" and n["name"] in data_names and n["name"] not in shapes \
@@ -256,4 +267,104 @@ def quantize_model(sym, arg_params, aux_params, data_names=("data",), label_name
     return qsym, qarg_params, qaux_params
 
 
-__all__ = ["quantize_model"]
+def _save(prefix, epoch, qsym, qarg_params, aux_params):
+    qsym.save(f"{prefix}-symbol.json")
+    nd_save(f"{prefix}-{epoch:04d}.params", {**{"arg:" + k: v for k, v in qarg_params.items()},
+                                            **{"aux:" + k: v for k, v in aux_params.items()}})
+
+
+def _shape_list(data_shapes):
+    """Input shapes from DataDesc objects, (name, shape) pairs or shapes."""
+    shapes = []
+    try:
+        for item in data_shapes:
+            if hasattr(item, "shape"):
+                item = item.shape
+            elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
+                item = item[1]
+            shapes.append(tuple(int(d) for d in item))
+    except (TypeError, ValueError):
+        _fail(f"data_shapes must be a list of shapes, (name, shape) pairs or DataDesc, got {data_shapes!r}")
+    return shapes
+
+
+class QuantizedNet:
+    """What quantize_net returns in place of MXNet's SymbolBlock (Kiln's Gluon has none yet): the
+    quantized symbol and parameters (`symbol`, `arg_params`, `aux_params`), callable like the
+    network it came from, on a Predictor that runs Kiln's int8 kernels; `export` writes the files."""
+
+    def __init__(self, qsym, qarg_params, aux_params, data_names):
+        self.symbol, self.arg_params, self.aux_params = qsym, qarg_params, aux_params
+        self.data_names = list(data_names)
+        with tempfile.TemporaryDirectory() as folder:
+            prefix = os.path.join(folder, "quantized")
+            _save(prefix, 0, qsym, qarg_params, aux_params)
+            self._predictor = _kiln.Predictor(prefix + "-symbol.json")
+
+    def __call__(self, *inputs):
+        if len(inputs) != len(self.data_names):
+            raise KilnError(f"QuantizedNet: {len(inputs)} inputs given for {self.data_names}")
+        outputs = self._predictor.predict({n: _as_float32(x, f"input '{n}'") for n, x in zip(self.data_names, inputs)})
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    forward = __call__
+
+    def export(self, path, epoch=0):
+        """Writes PATH-symbol.json and PATH-EPOCH.params (Kiln-only: see the module)."""
+        _save(path, epoch, self.symbol, self.arg_params, self.aux_params)
+
+
+def quantize_net(network, quantized_dtype="auto", quantize_mode="full", quantize_granularity="tensor-wise",
+                 exclude_layers=None, exclude_layers_match=None, exclude_operators=None, calib_data=None,
+                 data_shapes=None, calib_mode="none", num_calib_examples=None, ctx=None, logger=None,
+                 num_calib_batches=None):
+    """Quantizes a Gluon HybridBlock (MXNet 1.9's quantize_net / quantize_net_v2): the network is
+    traced on zeros of the input shapes (from data_shapes, else the first calibration batch),
+    exported, and its symbol quantized by quantize_model; exclude_layers are node names of the
+    exported symbol, exclude_layers_match substrings of them, exclude_operators MXNet op names.
+    Returns a QuantizedNet (MXNet returns a SymbolBlock, which Kiln's Gluon does not have yet).
+    Kiln's Gluon export fixes the traced batch size, so the result takes inputs of those shapes
+    and the calibration batches must have them too."""
+    exclude_layers = _names(exclude_layers, "exclude_layers")
+    exclude_layers_match = _names(exclude_layers_match, "exclude_layers_match")
+    if data_shapes is not None:
+        shapes = _shape_list(data_shapes)
+    elif calib_data is not None:
+        first = next(iter(calib_data), None)
+        if first is None:
+            _fail("calib_data gave no batch")
+        arrays = _batch_arrays(first)
+        shapes = [tuple(a.shape) for a in (arrays.values() if isinstance(arrays, dict) else arrays)]
+    else:
+        _fail("quantize_net needs data_shapes or calib_data to know the input shapes")
+    network.hybridize()
+    traced = [zeros(shape) for shape in shapes]
+    while True:  # as MXNet does: trailing arrays the network does not take (labels) are dropped
+        try:
+            network(*traced)
+            break
+        except (TypeError, KilnError):
+            if len(traced) == 1:
+                raise
+            traced.pop()
+            shapes.pop()
+    with tempfile.TemporaryDirectory() as folder:
+        prefix = os.path.join(folder, "net")
+        network.export(prefix, 0)
+        sym = sym_load(prefix + "-symbol.json")
+        loaded = nd_load(prefix + "-0000.params")
+    arg_params = {k[4:]: v for k, v in loaded.items() if k.startswith("arg:")}
+    aux_params = {k[4:]: v for k, v in loaded.items() if k.startswith("aux:")}
+    data_names = [n for n in sym.list_arguments() if n not in arg_params]
+    nodes = [n["name"] for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"]
+    excluded = exclude_layers + [n for n in nodes for m in exclude_layers_match if m in n and n not in exclude_layers]
+    # Kiln's Gluon export fixes the traced batch size (a Flatten becomes a Reshape to fixed dims), so
+    # the shapes stay whole.
+    qsym, qarg_params, qaux_params = _quantize(
+        sym, arg_params, aux_params, data_names, (), ctx, excluded, _names(exclude_operators, "exclude_operators"),
+        calib_mode, calib_data, num_calib_examples, quantized_dtype, quantize_mode, quantize_granularity, logger,
+        num_calib_batches, 99.99, dict(zip(data_names, shapes)))
+    return QuantizedNet(qsym, qarg_params, qaux_params, data_names)
+
+
+__all__ = ["quantize_model", "quantize_net", "QuantizedNet"]
