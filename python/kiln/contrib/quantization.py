@@ -240,7 +240,8 @@ def _quantize(sym, arg_params, aux_params, data_names, label_names, ctx, exclude
     for name in sym.list_auxiliary_states():
         if name not in aux_params:
             _fail(f"aux_params has no {name!r}, an auxiliary state of sym")
-    nodes = [n for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"]
+    graph_nodes = json.loads(sym.tojson())["nodes"]
+    nodes = [n for n in graph_nodes if n["op"] != "null"]
     node_names = {n["name"] for n in nodes}
     for name in excluded_sym_names:
         if name not in node_names:
@@ -248,7 +249,7 @@ def _quantize(sym, arg_params, aux_params, data_names, label_names, ctx, exclude
     excluded = excluded_sym_names + [n["name"] for n in nodes if n["op"] in excluded_op_names]
 
     if calib_mode == "none":
-        for n in json.loads(sym.tojson())["nodes"]:
+        for n in graph_nodes:
             if n["op"] == "null" and n["name"] in data_names and n["name"] not in shapes \
                     and "__shape__" not in n.get("attrs", {}):
                 _fail(f"data_shapes must give the shape of {n['name']!r} for calib_mode 'none'")
