@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "kiln/ndarray.hpp"
+#include "kiln/symbol.hpp"
 #include "kiln/tensor.hpp"
 
 namespace kiln {
@@ -134,6 +136,30 @@ void quantize_dynamic_file(const std::string& model_path, const std::string& out
 // writes it as ONNX (QDQ) to `output_path`.
 CalibrationResult quantize_model_file(const std::string& model_path, const std::string& calib_folder,
                                       const std::string& output_path, const QuantizeOptions& options = {});
+
+// ---- The MXNet-style form (kiln.contrib.quantization.quantize_model) ----
+
+// A quantized symbol and the parameters it reads: int8 weights, float scales, int8/uint8 zero
+// points, the float biases; BatchNorm statistics folded into a Conv are gone from aux_params.
+struct QuantizedSymbol {
+  Symbol symbol;
+  std::map<std::string, NDArray> arg_params, aux_params;
+};
+
+// quantize_model on a Symbol with MXNet's arg_params and aux_params (names without arg:/aux:).
+// `options.excluded_node_names` are MXNet node names (each excludes the Kiln nodes it imports as);
+// a name that is no op node of the symbol is a kiln::Error(kInvalidArgument). Without `batches`
+// (an empty function) the weights of MatMul and Gemm are quantized dynamically (quantize_dynamic).
+// The inputs' shapes are `input_shapes`, else the first batch's with the batch dimension free,
+// else the variables' `__shape__`; the quantizer only sees tensors whose rank is known.
+// QuantizeLinear and DequantizeLinear come back as `_kiln_` nodes, so the symbol's JSON loads only
+// in Kiln; every parameter variable carries `__shape__` and (when not float32) `__dtype__`, which
+// Symbol::simple_bind honors.
+QuantizedSymbol quantize_symbol(const Symbol& symbol, const std::map<std::string, NDArray>& arg_params,
+                                const std::map<std::string, NDArray>& aux_params,
+                                const CalibrationBatches& batches, const QuantizeOptions& options = {},
+                                const std::map<std::string, Shape>& input_shapes = {},
+                                CalibrationResult* calibration = nullptr);
 
 }  // namespace quantization
 }  // namespace kiln

@@ -8,7 +8,7 @@
     y.backward()
 
 The C++ core (libkiln) does the work; this package binds it (kiln._kiln) and arranges it in
-MXNet's modules: nd, sym, autograd, gluon, init, metric, profiler, context, random.
+MXNet's modules: nd, sym, autograd, gluon, init, metric, profiler, context, random, contrib.
 """
 from . import _kiln
 from ._kiln import Predictor, __version__
@@ -22,6 +22,7 @@ from . import init, metric, lr_scheduler, optimizer, name, gluon
 from . import symbol
 from . import symbol as sym
 from . import init as initializer
+from . import contrib
 
 __all__ = ["KilnError", "MXNetError", "Context", "cpu", "gpu", "num_gpus", "current_context",
-           "Predictor", "nd", "ndarray", "sym", "symbol", "autograd", "gluon", "init", "initializer", "metric", "lr_scheduler", "optimizer", "name", "random", "profiler", "context", "base"]
+           "Predictor", "nd", "ndarray", "sym", "symbol", "autograd", "gluon", "init", "initializer", "metric", "lr_scheduler", "optimizer", "name", "random", "profiler", "context", "base", "contrib"]

@@ -63,6 +63,24 @@ TEST(MxnetExecutor, ForwardsReadTheArraysCurrentValues) {
   EXPECT_EQ(code_of([&] { exe.forward(false); }), ErrorCode::kNotFound);
 }
 
+// A variable's __shape__ and __dtype__ give its array when no shape is passed for it, as MXNet's
+// shape and type inference take them; int32 values then flow through a Cast that needs their type.
+TEST(MxnetExecutor, SimpleBindTakesVariablesShapeAndDtype) {
+  const Symbol b = Symbol::Variable("b", {{"__shape__", "(2, 3)"}, {"__dtype__", "4"}});
+  const Symbol net = Symbol::Variable("a") + Symbol::Create("Cast", {b}, {{"dtype", "float32"}});
+  Executor exe = net.simple_bind(cpu(), {{"a", Shape{2, 3}}}, "null");
+  EXPECT_EQ(exe.arg_dict().at("b").dtype(), DType::kInt32);
+  EXPECT_EQ(exe.arg_dict().at("b").shape(), (Shape{2, 3}));
+  exe.arg_dict()["a"] = nd::array<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  exe.arg_dict()["b"] = nd::array<int32_t>({10, 20, 30, 40, 50, 60}, Shape{2, 3});
+  exe.forward(false);
+  EXPECT_EQ(exe.outputs()[0].to_vector<float>(), (std::vector<float>{11, 22, 33, 44, 55, 66}));
+  // A shape given wins over the attribute.
+  EXPECT_EQ(
+      net.simple_bind(cpu(), {{"a", Shape{4, 3}}, {"b", Shape{4, 3}}}, "null").arg_dict().at("b").shape(),
+      (Shape{4, 3}));
+}
+
 TEST(MxnetImport, InputsWithoutAShapeBindAsFloat32) {
   const mxnet::NamedTensors params{{"arg:fc_weight", "arg:fc_bias"},
                                    {Tensor::from_vector(std::vector<float>{1, 1, 1, 0, 0, 1}, Shape{2, 3}),

@@ -21,6 +21,7 @@ void bind_gluon(py::module_& m);
 void bind_symbol(py::module_& m);
 void bind_predictor(py::module_& m);
 void bind_profiler(py::module_& m);
+void bind_quantization(py::module_& m);
 
 // numpy's scalar type for a dtype (numpy.float32, ...), as MXNet's NDArray.dtype answers.
 py::object numpy_type(DType dtype);

@@ -24,7 +24,7 @@ void bind_errors(py::module_& m) {
 
 PYBIND11_MODULE(_kiln, m) {
   using namespace kiln::python;
-  m.doc() = "Kiln's C++ core: NDArray, autograd, Gluon, Symbol, Predictor and profiler bindings";
+  m.doc() = "Kiln's C++ core: NDArray, autograd, Gluon, Symbol, Predictor, profiler and quantization bindings";
   m.attr("__version__") = kiln::kVersion;
   bind_errors(m);
   bind_ndarray(m);
@@ -34,4 +34,5 @@ PYBIND11_MODULE(_kiln, m) {
   bind_symbol(m);
   bind_predictor(m);
   bind_profiler(m);
+  bind_quantization(m);
 }

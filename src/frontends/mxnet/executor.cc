@@ -3,6 +3,7 @@
 // arrays hold; a new plan is made only when the arrays' shapes or dtypes change.
 #include <sstream>
 
+#include "frontends/mxnet/attr_parse.h"
 #include "frontends/mxnet/executor_training.h"
 #include "frontends/mxnet/import.h"
 #include "frontends/mxnet/training_graph.h"
@@ -48,6 +49,15 @@ Executor Symbol::simple_bind(Device device, const std::map<std::string, Shape>& 
   const InferredShapes inferred = infer_shape(shapes);
   const std::vector<std::string> arg_names = list_arguments(), aux_names = list_auxiliary_states();
   std::map<std::string, NDArray> args, aux;
+  // A variable's `__dtype__` (an mshadow type flag) is its array's dtype, as MXNet's type inference
+  // takes it; all others are float32.
+  std::map<std::string, DType> dtypes;
+  for (const mxnet::MxnetSymbol::Node& node : to_mxnet().nodes)
+    if (node.op == "null" && node.attrs.count("__dtype__")) {
+      const std::string what = "variable '" + node.name + "'";
+      dtypes[node.name] =
+          mxnet::dtype_from_mxnet_flag(mxnet::MxnetAttrs(node.attrs, what).get_int("__dtype__", 0), what);
+    }
   std::ostringstream unknown;
   const auto allocate = [&](const std::vector<std::string>& names, const std::vector<Shape>& dims,
                             std::map<std::string, NDArray>& into) {
@@ -57,7 +67,8 @@ Executor Symbol::simple_bind(Device device, const std::map<std::string, Shape>& 
         unknown << " " << names[i];
         continue;
       }
-      into[names[i]] = nd::zeros(dims[i], DType::kFloat32, device);
+      into[names[i]] =
+          nd::zeros(dims[i], dtypes.count(names[i]) ? dtypes.at(names[i]) : DType::kFloat32, device);
     }
   };
   allocate(arg_names, inferred.arg_shapes, args);

@@ -1,7 +1,9 @@
 // Symbol::infer_shape: walks the nodes in order; before each op it deduces the shapes of its
 // parameter variables from the data's (MXNet's backward inference for weights), then gets the
 // output shapes by importing that one node into a Graph and running Kiln's own shape functions,
-// so the Symbol API and the importer cannot disagree.
+// so the Symbol API and the importer cannot disagree. A variable's shape not given is taken from
+// its `__shape__` attribute when that is complete; dtypes other than float32 (a variable's `__dtype__`,
+// an op's int8 output) follow the values, so that typed ops such as `_kiln_QuantizeLinear` import.
 #include <map>
 #include <numeric>
 #include <optional>
@@ -18,6 +20,7 @@ using mxnet::MxnetSymbol;
 namespace {
 
 using ShapeMap = std::map<std::pair<int, int>, Shape>;  // (node, output) -> shape
+using DTypeMap = std::map<std::pair<int, int>, DType>;  // (node, output) -> dtype, where not float32
 
 // Shapes of an op's parameter inputs (by input index) that follow from its data shape.
 std::map<int, Shape> parameter_shapes(const MxnetSymbol::Node& node, const Shape& data) {
@@ -58,15 +61,20 @@ std::map<int, Shape> parameter_shapes(const MxnetSymbol::Node& node, const Shape
   return out;
 }
 
-// The shapes of one op node's visible outputs, from Kiln's shape inference on that node alone.
+// The shapes of one op node's visible outputs, from Kiln's shape inference on that node alone;
+// `dtypes` holds the inputs' dtypes other than float32 and receives the outputs'.
 std::vector<std::optional<Shape>> output_shapes(const MxnetSymbol::Node& node,
-                                                const std::vector<std::optional<Shape>>& inputs) {
+                                                const std::vector<std::optional<Shape>>& inputs,
+                                                std::map<int, DType>& dtypes) {
   MxnetSymbol one;
   MxnetSymbol::Node op = node;
   std::map<std::string, Shape> known;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string name = "__input" + std::to_string(i) + "__";
-    one.nodes.push_back({"null", name, {}, {}});
+    std::map<std::string, std::string> attrs;
+    if (const auto it = dtypes.find(static_cast<int>(i)); it != dtypes.end())
+      attrs["__dtype__"] = std::to_string(mxnet::mxnet_flag_from_dtype(it->second));
+    one.nodes.push_back({"null", name, attrs, {}});
     if (inputs[i]) known[name] = *inputs[i];
     op.inputs[i] = {static_cast<int>(i), 0, 0};
   }
@@ -86,7 +94,25 @@ std::vector<std::optional<Shape>> output_shapes(const MxnetSymbol::Node& node,
     const graph::Value* v = g.outputs()[static_cast<size_t>(i)];
     if (v->info && v->info->shape.is_known()) out[static_cast<size_t>(i)] = v->info->shape;
   }
+  dtypes.clear();
+  for (int i = 0; i < n; ++i) {
+    const graph::Value* v = g.outputs()[static_cast<size_t>(i)];
+    if (v->info && v->info->dtype != DType::kFloat32) dtypes[i] = v->info->dtype;
+  }
   return out;
+}
+
+// A variable's `__shape__` when it names every dimension, as MXNet takes it for a variable whose
+// shape is not given. "()" is a 0-d array, as under MXNet's numpy shape semantics (Kiln's exporter
+// never writes it for an unknown shape); a 0 (MXNet 1.x's unknown dimension) makes it no hint.
+std::optional<Shape> shape_attr(const MxnetSymbol::Node& variable) {
+  const auto it = variable.attrs.find("__shape__");
+  if (it == variable.attrs.end()) return std::nullopt;
+  const mxnet::MxnetAttrs a(variable.attrs, "variable '" + variable.name + "'");
+  const std::vector<int64_t> dims = a.require_ints("__shape__");
+  for (int64_t d : dims)
+    if (d <= 0) return std::nullopt;
+  return Shape(dims);
 }
 
 }  // namespace
@@ -94,11 +120,21 @@ std::vector<std::optional<Shape>> output_shapes(const MxnetSymbol::Node& node,
 Symbol::InferredShapes Symbol::infer_shape(const std::map<std::string, Shape>& known) const {
   const MxnetSymbol s = to_mxnet();
   ShapeMap shapes;
+  DTypeMap dtypes;
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     const MxnetSymbol::Node& node = s.nodes[i];
     const int id = static_cast<int>(i);
     if (node.op == "null") {
-      if (const auto it = known.find(node.name); it != known.end()) shapes[{id, 0}] = it->second;
+      if (const auto it = known.find(node.name); it != known.end()) {
+        shapes[{id, 0}] = it->second;
+      } else if (const auto hint = shape_attr(node)) {
+        shapes[{id, 0}] = *hint;
+      }
+      if (node.attrs.count("__dtype__")) {
+        const std::string what = "variable '" + node.name + "'";
+        dtypes[{id, 0}] =
+            mxnet::dtype_from_mxnet_flag(mxnet::MxnetAttrs(node.attrs, what).get_int("__dtype__", 0), what);
+      }
       continue;
     }
     // Parameters first, so that the op sees all its inputs.
@@ -113,11 +149,15 @@ Symbol::InferredShapes Symbol::infer_shape(const std::map<std::string, Shape>& k
         }
     }
     std::vector<std::optional<Shape>> inputs;
+    std::map<int, DType> types;
     for (const MxnetSymbol::Entry& e : node.inputs) {
       const auto it = shapes.find({e.node, e.index});
+      if (const auto t = dtypes.find({e.node, e.index}); t != dtypes.end())
+        types[static_cast<int>(inputs.size())] = t->second;
       inputs.push_back(it == shapes.end() ? std::nullopt : std::optional<Shape>(it->second));
     }
-    const auto outs = output_shapes(node, inputs);
+    const auto outs = output_shapes(node, inputs, types);
+    for (const auto& [o, dtype] : types) dtypes[{id, o}] = dtype;
     for (size_t o = 0; o < outs.size(); ++o)
       if (outs[o]) shapes[{id, static_cast<int>(o)}] = *outs[o];
   }

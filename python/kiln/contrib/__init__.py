@@ -1,0 +1,4 @@
+"""Contributed APIs (MXNet's mx.contrib): quantization."""
+from . import quantization
+
+__all__ = ["quantization"]
