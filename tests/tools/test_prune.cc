@@ -22,6 +22,7 @@
 #include "kiln/prune.hpp"
 #include "runtime/model_files.h"
 #include "runtime/runtime_test_util.h"
+#include "tools/digits_cnn.h"
 
 namespace kiln::pruning {
 namespace {
@@ -457,59 +458,15 @@ TEST(PruneChannels, ThroughSiluAndSpatialResize) {
 // The CNN of examples/cpp/train_cnn.cpp trained 10 epochs on the digits data (data/digits) and
 // exported with a fixed batch (the test set's 360; Dense flattens with a constant shape); the
 // graph Kiln imports from the export.
-constexpr int64_t kDigitsBatch = 360;
-const std::string kDigits = std::string(KILN_SOURCE_DIR) + "/data/digits";
-
-Tensor digit_images(const std::string& path) {
-  const Tensor flat = npy::load(path);
-  return flat.reshape(Shape{flat.shape()[0], 1, 8, 8});
-}
+using testing::digit_images;
+using testing::kDigits;
 
 Graph digits_cnn() {
-  const NDArray train_x(digit_images(kDigits + "/train_x.npy")), train_y(npy::load(kDigits + "/train_y.npy"));
-  nn::seed(42);
-  nn::HybridSequential net;
-  net.add<nn::Conv2D>(16, std::vector<int64_t>{3, 3}, nn::ConvOptions{.padding = {1}});
-  net.add<nn::BatchNorm>();
-  net.add<nn::Activation>("relu");
-  net.add<nn::MaxPool2D>();
-  net.add<nn::Conv2D>(32, std::vector<int64_t>{3, 3}, nn::ConvOptions{.padding = {1}, .activation = "relu"});
-  net.add<nn::MaxPool2D>();
-  net.add<nn::Dense>(64, nn::DenseOptions{.activation = "relu"});
-  net.add<nn::Dense>(10);
-  net.initialize(std::make_shared<nn::Xavier>());
-  net.hybridize();
-  nn::SoftmaxCrossEntropyLoss loss_fn;
-  nn::Trainer trainer(net.collect_params(), "adam", {{"learning_rate", 0.002}});
-  nn::DataLoader loader(nn::ArrayDataset({train_x, train_y}), 64, {.shuffle = true, .seed = 7});
-  for (int epoch = 0; epoch < 10; ++epoch) {
-    for (const std::vector<NDArray>& batch : loader) {
-      NDArray loss;
-      {
-        auto recording = autograd::record();
-        loss = loss_fn(net(batch[0]), batch[1]);
-      }
-      loss.backward();
-      trainer.step(batch[0].shape()[0]);
-    }
-  }
-  net(NDArray(digit_images(kDigits + "/test_x.npy")));
-  const std::string prefix = (std::filesystem::temp_directory_path() / "kiln_prune_digits_cnn").string();
-  net.export_model(prefix);
-  const runtime::MxnetCheckpoint files = runtime::read_mxnet_checkpoint(runtime::resolve_model_files(prefix));
-  return mxnet::import_symbol(files.symbol, files.params, "digits_cnn");
+  return testing::trained_digits_cnn("prune_digits_cnn");
 }
 
 double accuracy(const Graph& model) {
-  const Tensor scores = Predictor(model.clone()).predict({digit_images(kDigits + "/test_x.npy")})[0];
-  const std::vector<int64_t> labels = npy::load(kDigits + "/test_y.npy").to_vector<int64_t>();
-  const std::vector<float> s = scores.to_vector<float>();
-  int correct = 0;
-  for (size_t i = 0; i < labels.size(); ++i) {
-    const auto row = s.begin() + static_cast<std::ptrdiff_t>(i * 10);
-    correct += std::max_element(row, row + 10) - row == labels[i];
-  }
-  return static_cast<double>(correct) / static_cast<double>(labels.size());
+  return testing::digits_accuracy(model);
 }
 
 // 30% of the channels of both Convs: FLOPs down by more than a quarter. Both models are written
@@ -580,34 +537,11 @@ TEST(PruneChannels, DigitsCnnFineTunedWithTheTrainerRecoversAccuracy) {
     ASSERT_EQ(params[i].second->shape(), weights[i].shape()) << params[i].first;
     params[i].second->set_data(NDArray(weights[i].clone()));
   }
-  const auto net_accuracy = [&] {
-    const std::vector<float> s = net(test_x).to_vector<float>();
-    const std::vector<int64_t> labels = npy::load(kDigits + "/test_y.npy").to_vector<int64_t>();
-    int correct = 0;
-    for (size_t i = 0; i < labels.size(); ++i) {
-      const auto row = s.begin() + static_cast<std::ptrdiff_t>(i * 10);
-      correct += std::max_element(row, row + 10) - row == labels[i];
-    }
-    return static_cast<double>(correct) / static_cast<double>(labels.size());
-  };
+  const auto net_accuracy = [&] { return testing::digits_accuracy(net(test_x).tensor()); };
   const double original = accuracy(model), pruned_accuracy = accuracy(pruned);
   EXPECT_DOUBLE_EQ(net_accuracy(), pruned_accuracy);  // the same model, run by Gluon
 
-  const NDArray train_x(digit_images(kDigits + "/train_x.npy")), train_y(npy::load(kDigits + "/train_y.npy"));
-  nn::SoftmaxCrossEntropyLoss loss_fn;
-  nn::Trainer trainer(net.collect_params(), "adam", {{"learning_rate", 0.001}});
-  nn::DataLoader loader(nn::ArrayDataset({train_x, train_y}), 64, {.shuffle = true, .seed = 11});
-  for (int epoch = 0; epoch < 5; ++epoch) {
-    for (const std::vector<NDArray>& batch : loader) {
-      NDArray loss;
-      {
-        auto recording = autograd::record();
-        loss = loss_fn(net(batch[0]), batch[1]);
-      }
-      loss.backward();
-      trainer.step(batch[0].shape()[0]);
-    }
-  }
+  testing::train_on_digits(net, 5, 0.001, 11);
   const double tuned = net_accuracy();
   std::cout << "digits CNN test accuracy: " << original << ", pruned 30% " << pruned_accuracy
             << ", fine-tuned 5 epochs " << tuned << "\n";

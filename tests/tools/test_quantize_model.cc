@@ -13,77 +13,29 @@
 #include "kiln/quantize.hpp"
 #include "runtime/model_files.h"
 #include "test_support.h"
+#include "tools/digits_cnn.h"
 
 namespace kiln::quantization {
 namespace {
 
-const std::string kDigits = std::string(KILN_SOURCE_DIR) + "/data/digits";
 constexpr int64_t kBatch = 360;  // the test set's size
 
-Tensor images(const std::string& path) {
-  const Tensor flat = npy::load(path);
-  return flat.reshape(Shape{flat.shape()[0], 1, 8, 8});
-}
+using testing::digit_images;
+using testing::kDigits;
 
-// The CNN of examples/cpp/train_cnn.cpp (Conv-BatchNorm-Relu-MaxPool-Conv-Relu-MaxPool-Dense-Dense),
-// trained 10 epochs and exported; the graph Kiln imports from the export. Trained once per run.
+// The CNN of examples/cpp/train_cnn.cpp trained on the digits, trained once per run.
 const graph::Graph& digits_cnn() {
-  static const graph::Graph model = [] {
-    const NDArray train_x(images(kDigits + "/train_x.npy")), train_y(npy::load(kDigits + "/train_y.npy"));
-    nn::seed(42);
-    nn::HybridSequential net;
-    net.add<nn::Conv2D>(16, std::vector<int64_t>{3, 3}, nn::ConvOptions{.padding = {1}});
-    net.add<nn::BatchNorm>();
-    net.add<nn::Activation>("relu");
-    net.add<nn::MaxPool2D>();
-    net.add<nn::Conv2D>(32, std::vector<int64_t>{3, 3},
-                        nn::ConvOptions{.padding = {1}, .activation = "relu"});
-    net.add<nn::MaxPool2D>();
-    net.add<nn::Dense>(64, nn::DenseOptions{.activation = "relu"});
-    net.add<nn::Dense>(10);
-    net.initialize(std::make_shared<nn::Xavier>());
-    net.hybridize();
-    nn::SoftmaxCrossEntropyLoss loss_fn;
-    nn::Trainer trainer(net.collect_params(), "adam", {{"learning_rate", 0.002}});
-    nn::DataLoader loader(nn::ArrayDataset({train_x, train_y}), 64, {.shuffle = true, .seed = 7});
-    for (int epoch = 0; epoch < 10; ++epoch) {
-      for (const std::vector<NDArray>& batch : loader) {
-        NDArray loss;
-        {
-          auto recording = autograd::record();
-          loss = loss_fn(net(batch[0]), batch[1]);
-        }
-        loss.backward();
-        trainer.step(batch[0].shape()[0]);
-      }
-    }
-    // The export fixes the batch size (Dense flattens with a constant shape): the test set's.
-    net(NDArray(images(kDigits + "/test_x.npy")));
-    const std::string prefix = (std::filesystem::temp_directory_path() / "kiln_quantize_digits_cnn").string();
-    net.export_model(prefix);
-    const runtime::MxnetCheckpoint files =
-        runtime::read_mxnet_checkpoint(runtime::resolve_model_files(prefix));
-    return mxnet::import_symbol(files.symbol, files.params, "digits_cnn");
-  }();
+  static const graph::Graph model = testing::trained_digits_cnn("quantize_digits_cnn");
   return model;
 }
 
 double accuracy(const graph::Graph& model) {
-  const Predictor predictor(model.clone(), {.opt_level = "all"});
-  const Tensor scores = predictor.predict({images(kDigits + "/test_x.npy")})[0];
-  const std::vector<int64_t> labels = npy::load(kDigits + "/test_y.npy").to_vector<int64_t>();
-  const float* s = scores.data<float>();
-  int correct = 0;
-  for (size_t i = 0; i < labels.size(); ++i) {
-    const float* row = s + i * 10;
-    correct += std::max_element(row, row + 10) - row == labels[i];
-  }
-  return static_cast<double>(correct) / static_cast<double>(labels.size());
+  return testing::digits_accuracy(model, {.opt_level = "all"});
 }
 
 // Calibration batches: the first `count` batches of kBatch training images.
 CalibrationBatches training_batches(int count) {
-  const Tensor x = images(kDigits + "/train_x.npy");
+  const Tensor x = digit_images(kDigits + "/train_x.npy");
   auto next = std::make_shared<int>(0);
   return [x, next, count](std::map<std::string, Tensor>& batch) {
     if (*next == count) return false;
