@@ -121,9 +121,10 @@ std::vector<TensorInfo> infer_update(InferContext& ctx, int num_states) {
 
 // Element i is read before it is written and no other element is touched, so an update loop may
 // be vectorized although its outputs alias its inputs (updates run in place); compilers cannot
-// prove that, so they are told.
+// prove that, so GCC (the release compiler) is told. clang's counterpart, vectorize(assume_safety),
+// warns wherever it still cannot vectorize (16-bit types), so clang builds (fuzzing) go without.
 #if defined(__clang__)
-#define KILN_INDEPENDENT_ITERATIONS _Pragma("clang loop vectorize(assume_safety)")
+#define KILN_INDEPENDENT_ITERATIONS
 #else
 #define KILN_INDEPENDENT_ITERATIONS _Pragma("GCC ivdep")
 #endif
