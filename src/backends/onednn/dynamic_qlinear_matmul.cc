@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/onednn/int8_matmul.h"
 #include "backends/onednn/onednn_common.h"
 #include "core/thread_pool.h"
 #include "ops/quantize_util.h"
@@ -22,12 +23,8 @@ using dt = dnnl::memory::data_type;
 enum Input { kA, kB, kBScale, kBZero, kBias };
 
 struct DynamicMatmulKernel {
-  Prepared<dnnl::matmul> matmul;
-  dnnl::memory::desc a_desc, b_desc, bias_desc, out_desc;
-  dnnl::memory weights;
-  bool has_bias = false;
-  std::vector<float> weight_scales;
-  dnnl::memory::desc scalar_f32{{1}, dt::f32, tag::a}, columns_f32, scalar_s32{{1}, dt::s32, tag::a};
+  Int8Matmul int8;
+  dnnl::memory::desc scalar_f32{{1}, dt::f32, tag::a}, scalar_s32{{1}, dt::s32, tag::a};
 
   void operator()(ops::KernelContext& ctx) const {
     const Tensor& a = ctx.input(kA);
@@ -46,14 +43,11 @@ struct DynamicMatmulKernel {
     parallel_for(0, n, ops::kQuantizeGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) q[i] = ops::saturate_round<uint8_t>(x[i] / scale, zero);
     });
-    std::vector<Arg> args{{DNNL_ARG_SRC, a_desc, q},
-                          {DNNL_ARG_WEIGHTS, b_desc, weights.get_data_handle()},
-                          {DNNL_ARG_DST, out_desc, ctx.output(0).raw_data()},
-                          {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scalar_f32, &scale},
-                          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, scalar_s32, &zero},
-                          {DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, columns_f32, weight_scales.data()}};
-    if (has_bias) args.push_back({DNNL_ARG_BIAS, bias_desc, ctx.input(kBias).raw_data()});
-    execute(ctx, matmul, std::span<const Arg>(args));
+    std::vector<Arg> args =
+        int8.arguments(q, ctx.output(0).raw_data(), int8.has_bias ? ctx.input(kBias).raw_data() : nullptr);
+    args.push_back({DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scalar_f32, &scale});
+    args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, scalar_s32, &zero});
+    execute(ctx, int8.matmul, std::span<const Arg>(args));
   }
 };
 
@@ -72,47 +66,19 @@ runtime::KernelChoice make_dynamic_qlinear_matmul_kernel(const runtime::KernelQu
   }
   const auto& a = input_info(node, kA);
   const auto& y = output_info(node, 0);
-  const int rank = a.shape.ndim();
 
-  auto kernel = std::make_shared<DynamicMatmulKernel>();
-  kernel->weight_scales = b_scale->cast(DType::kFloat32).contiguous().to_vector<float>();
-  kernel->columns_f32 =
-      dnnl::memory::desc({static_cast<int64_t>(kernel->weight_scales.size())}, dt::f32, tag::a);
   dnnl::primitive_attr attr = base_attr();
   attr.set_scales_mask(DNNL_ARG_SRC, 0);
   attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
-  attr.set_scales_mask(DNNL_ARG_WEIGHTS, kernel->weight_scales.size() > 1 ? 1 << (rank - 1) : 0);
   dnnl::post_ops post;
   append_activation(post, query.attrs);
   attr.set_post_ops(post);
-
-  // B and the bias broadcast over the leading axes of A: dims of one there.
-  dnnl::memory::dims b_dims(static_cast<size_t>(rank - 2), 1), bias_dims(static_cast<size_t>(rank - 1), 1);
-  b_dims.push_back(b->shape()[0]);
-  b_dims.push_back(b->shape()[1]);
-  bias_dims.push_back(b->shape()[1]);
-  kernel->a_desc = plain_desc(a.shape, DType::kUInt8);
-  kernel->out_desc = plain_desc(y.shape, y.dtype);
-  kernel->has_bias = has_input(node, kBias);
-  const dnnl::memory::desc b_any(b_dims, dt::s8, tag::any);
-  dnnl::matmul::primitive_desc pd;
-  try {
-    if (kernel->has_bias) {
-      kernel->bias_desc = plain_desc(Shape(bias_dims), DType::kFloat32);
-      pd = dnnl::matmul::primitive_desc(cpu_engine(), kernel->a_desc, b_any, kernel->bias_desc,
-                                        kernel->out_desc, attr);
-    } else {
-      pd = dnnl::matmul::primitive_desc(cpu_engine(), kernel->a_desc, b_any, kernel->out_desc, attr);
-    }
-  } catch (const dnnl::error&) {
-    return {};  // a combination oneDNN has no int8 implementation of
-  }
-  if (is_generic_impl(pd)) return {};
-  double flops = 2.0 * static_cast<double>(b->shape()[0]);
-  for (int64_t d : y.shape) flops *= static_cast<double>(d);
-  kernel->matmul = Prepared<dnnl::matmul>(pd, flops);
-  kernel->b_desc = pd.weights_desc();
-  kernel->weights = prepare_constant(wrap(plain_desc(Shape(b_dims), DType::kInt8), *b), kernel->b_desc);
+  std::optional<Int8Matmul> int8 =
+      make_int8_matmul(a, DType::kUInt8, *b, b_scale->cast(DType::kFloat32).contiguous().to_vector<float>(),
+                       y, has_input(node, kBias), attr);
+  if (!int8) return {};
+  auto kernel = std::make_shared<DynamicMatmulKernel>();
+  kernel->int8 = std::move(*int8);
   runtime::KernelChoice choice;
   choice.kernel = [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
   return choice;

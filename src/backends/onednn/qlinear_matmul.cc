@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/onednn/int8_matmul.h"
 #include "backends/onednn/onednn_common.h"
 
 namespace kiln::onednn {
@@ -30,26 +31,20 @@ std::optional<std::vector<int32_t>> zero_points(const graph::Node& node, int i) 
 }
 
 struct QMatmulKernel {
-  Prepared<dnnl::matmul> matmul;
-  dnnl::memory::desc a_desc, b_desc, bias_desc, out_desc;
-  dnnl::memory weights;
-  bool has_bias = false;
-  std::vector<float> src_scale, weight_scales, dst_scale;
+  Int8Matmul int8;
+  std::vector<float> src_scale, dst_scale;
   int32_t src_zero = 0, dst_zero = 0;
-  dnnl::memory::desc scalar_f32{{1}, dt::f32, tag::a}, columns_f32, scalar_s32{{1}, dt::s32, tag::a};
+  dnnl::memory::desc scalar_f32{{1}, dt::f32, tag::a}, scalar_s32{{1}, dt::s32, tag::a};
 
   void operator()(ops::KernelContext& ctx) const {
-    std::vector<Arg> args{{DNNL_ARG_SRC, a_desc, ctx.input(kA).raw_data()},
-                          {DNNL_ARG_WEIGHTS, b_desc, weights.get_data_handle()},
-                          {DNNL_ARG_DST, out_desc, ctx.output(0).raw_data()},
-                          {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scalar_f32, src_scale.data()},
-                          {DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, columns_f32, weight_scales.data()}};
-    if (has_bias) args.push_back({DNNL_ARG_BIAS, bias_desc, ctx.input(kBias).raw_data()});
+    std::vector<Arg> args = int8.arguments(ctx.input(kA).raw_data(), ctx.output(0).raw_data(),
+                                           int8.has_bias ? ctx.input(kBias).raw_data() : nullptr);
+    args.push_back({DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scalar_f32, src_scale.data()});
     if (!dst_scale.empty())
       args.push_back({DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, scalar_f32, dst_scale.data()});
     if (src_zero != 0) args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, scalar_s32, &src_zero});
     if (dst_zero != 0) args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, scalar_s32, &dst_zero});
-    execute(ctx, matmul, std::span<const Arg>(args));
+    execute(ctx, int8.matmul, std::span<const Arg>(args));
   }
 };
 
@@ -69,17 +64,12 @@ runtime::KernelChoice make_qlinear_matmul_kernel(const runtime::KernelQuery& que
   if (has_input(node, kYScale) && !constant_input(node, kYScale)) return {};
   const auto& a = input_info(node, kA);
   const auto& y = output_info(node, 0);
-  const int rank = a.shape.ndim();
 
   auto kernel = std::make_shared<QMatmulKernel>();
   kernel->src_scale = floats_of(*a_scale);
-  kernel->weight_scales = floats_of(*b_scale);
   kernel->src_zero = (*a_zero)[0];
-  kernel->columns_f32 =
-      dnnl::memory::desc({static_cast<int64_t>(kernel->weight_scales.size())}, dt::f32, tag::a);
   dnnl::primitive_attr attr = base_attr();
   attr.set_scales_mask(DNNL_ARG_SRC, 0);
-  attr.set_scales_mask(DNNL_ARG_WEIGHTS, kernel->weight_scales.size() > 1 ? 1 << (rank - 1) : 0);
   if (kernel->src_zero != 0) attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
   if (has_input(node, kYScale)) {
     kernel->dst_scale = floats_of(*constant_input(node, kYScale));
@@ -90,34 +80,10 @@ runtime::KernelChoice make_qlinear_matmul_kernel(const runtime::KernelQuery& que
   dnnl::post_ops post;
   append_activation(post, query.attrs);
   attr.set_post_ops(post);
-
-  // B and the bias broadcast over the leading axes of A: dims of one there.
-  dnnl::memory::dims b_dims(static_cast<size_t>(rank - 2), 1), bias_dims(static_cast<size_t>(rank - 1), 1);
-  b_dims.push_back(b->shape()[0]);
-  b_dims.push_back(b->shape()[1]);
-  bias_dims.push_back(b->shape()[1]);
-  kernel->a_desc = plain_desc(a.shape, a.dtype);
-  kernel->out_desc = plain_desc(y.shape, y.dtype);
-  kernel->has_bias = has_input(node, kBias);
-  const dnnl::memory::desc b_any(b_dims, dt::s8, tag::any);
-  dnnl::matmul::primitive_desc pd;
-  try {
-    if (kernel->has_bias) {
-      kernel->bias_desc = plain_desc(Shape(bias_dims), DType::kFloat32);
-      pd = dnnl::matmul::primitive_desc(cpu_engine(), kernel->a_desc, b_any, kernel->bias_desc,
-                                        kernel->out_desc, attr);
-    } else {
-      pd = dnnl::matmul::primitive_desc(cpu_engine(), kernel->a_desc, b_any, kernel->out_desc, attr);
-    }
-  } catch (const dnnl::error&) {
-    return {};  // a combination oneDNN has no int8 implementation of
-  }
-  if (is_generic_impl(pd)) return {};
-  double flops = 2.0 * static_cast<double>(b->shape()[0]);
-  for (int64_t d : y.shape) flops *= static_cast<double>(d);
-  kernel->matmul = Prepared<dnnl::matmul>(pd, flops);
-  kernel->b_desc = pd.weights_desc();
-  kernel->weights = prepare_constant(wrap(plain_desc(Shape(b_dims), DType::kInt8), *b), kernel->b_desc);
+  std::optional<Int8Matmul> int8 =
+      make_int8_matmul(a, a.dtype, *b, floats_of(*b_scale), y, has_input(node, kBias), attr);
+  if (!int8) return {};
+  kernel->int8 = std::move(*int8);
   runtime::KernelChoice choice;
   choice.kernel = [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
   return choice;
