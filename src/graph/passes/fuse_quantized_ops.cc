@@ -140,6 +140,23 @@ std::optional<Value*> column_bias(Graph& graph, Value* value, int64_t columns) {
   return graph.add_initializer(graph.fresh_name((*bias)->name + "_row"), t.reshape(Shape{columns}));
 }
 
+// Puts `fused` (just added) in place of the chain of nodes it computes, whose result is `last`:
+// readers of `last` read the fused output and the chain's nodes go. False, with the graph as
+// before, when the fused node's types do not infer or `last` cannot be replaced.
+bool replace_chain(Graph& graph, Node* fused, const Value* last, std::vector<Node*> chain,
+                   std::set<const Node*>& removed) {
+  if (!graph.infer_node(fused, /*allow_unknown=*/true) ||
+      !remove_node_replacing(graph, last->producer, {fused->outputs[0]})) {
+    graph.remove_node(fused);
+    return false;
+  }
+  // Every node of the chain goes (the last one already has): none may be visited again.
+  removed.insert(chain.begin(), chain.end());
+  chain.pop_back();
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) graph.remove_node(*it);
+  return true;
+}
+
 // The (8-bit) output of a fused op: the QuantizeLinear that alone reads `last`, if any.
 Node* final_quantize(const Graph& graph, const Value* last) {
   Node* q = sole_reader(graph, last);
@@ -228,16 +245,7 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
   attrs.insert_or_assign("activation", AttrValue(act ? act->name : std::string()));
   attrs.insert_or_assign("activation_params", AttrValue(act ? act->params : std::vector<double>{}));
   Node* fused = graph.add_node("FusedQLinearConv", inputs, attrs, graph.fresh_name(conv->name + "_int8"));
-  if (!graph.infer_node(fused, /*allow_unknown=*/true) ||
-      !remove_node_replacing(graph, last->producer, {fused->outputs[0]})) {
-    graph.remove_node(fused);
-    return false;
-  }
-  // Every node of the chain goes (the last one already has): none may be visited again.
-  removed.insert(chain.begin(), chain.end());
-  chain.pop_back();
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) graph.remove_node(*it);
-  return true;
+  return replace_chain(graph, fused, last, chain, removed);
 }
 
 bool fuse_matmul(Graph& graph, Node* n, std::set<const Node*>& removed) {
@@ -307,16 +315,7 @@ bool fuse_matmul(Graph& graph, Node* n, std::set<const Node*>& removed) {
                 {"activation_params", AttrValue(act ? act->params : std::vector<double>{})}};
   Node* fused = graph.add_node(dynamic ? "FusedDynamicQLinearMatMul" : "FusedQLinearMatMul", inputs, attrs,
                                graph.fresh_name(n->name + "_int8"));
-  if (!graph.infer_node(fused, /*allow_unknown=*/true) ||
-      !remove_node_replacing(graph, last->producer, {fused->outputs[0]})) {
-    graph.remove_node(fused);
-    return false;
-  }
-  // Every node of the chain goes (the last one already has): none may be visited again.
-  removed.insert(chain.begin(), chain.end());
-  chain.pop_back();
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) graph.remove_node(*it);
-  return true;
+  return replace_chain(graph, fused, last, chain, removed);
 }
 
 // DQ -> op -> Q with the same parameters, where the op only moves or picks values: the op runs
