@@ -10,6 +10,7 @@
 // The reference kernel runs those ops' reference kernels; backends compute the product in integers
 // (src/backends/onednn/dynamic_qlinear_matmul.cc).
 #include "ops/fused_activation.h"
+#include "ops/fused_quantized_util.h"
 #include "ops/infer_util.h"
 #include "ops/quantize_util.h"
 
@@ -17,10 +18,6 @@ namespace kiln::ops {
 namespace {
 
 enum Input { kA, kB, kBScale, kBZero, kBias };
-
-const OpSchema& schema_of(const char* name) {
-  return OpRegistry::global().get(name);
-}
 
 std::vector<TensorInfo> infer_fused_dynamic_qlinear_matmul(InferContext& ctx) {
   parse_fused_activation(ctx.attrs().get_string("activation"), ctx.attrs().get_floats("activation_params"));

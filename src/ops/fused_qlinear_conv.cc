@@ -16,6 +16,7 @@
 // QDQ graph's own result; backends compute it in integers (src/backends/onednn/qlinear_conv.cc).
 #include "ops/conv_util.h"
 #include "ops/fused_activation.h"
+#include "ops/fused_quantized_util.h"
 #include "ops/infer_util.h"
 #include "ops/quantize_util.h"
 
@@ -39,22 +40,12 @@ enum Input {
   kMidZero
 };
 
-const OpSchema& schema_of(const char* name) {
-  return OpRegistry::global().get(name);
-}
-
 // This op's attributes without the activation: Conv's.
 Attrs conv_attrs(const Attrs& attrs) {
   AttrMap given;
   for (const auto& [name, value] : attrs.values())
     if (name != "activation" && name != "activation_params") given.emplace(name, value);
   return schema_of("Conv").bind(given);
-}
-
-void require_per_tensor(const InferContext& ctx, int i) {
-  const Shape& s = ctx.shape(i);
-  KILN_CHECK(s.ndim() == 0 || (s.ndim() == 1 && (s[0] == 1 || s[0] < 0)), ErrorCode::kShapeMismatch,
-             ctx.input_label(i), ": expected one value (per-tensor quantization), got shape ", s);
 }
 
 std::vector<TensorInfo> infer_fused_qlinear_conv(InferContext& ctx) {
@@ -90,30 +81,7 @@ std::vector<TensorInfo> infer_fused_qlinear_conv(InferContext& ctx) {
                ctx.input_label(kZ), ": expected the output's shape ", y, ", got ", ctx.shape(kZ));
   }
   if (ctx.has_input(kMidScale)) require_per_tensor(ctx, kMidScale);
-  DType out = DType::kFloat32;
-  if (ctx.has_input(kYScale)) {
-    require_per_tensor(ctx, kYScale);
-    out = DType::kUInt8;
-    if (ctx.has_input(kYZero)) {
-      require_dtype(ctx, kYZero, kQuantizedDTypes);
-      out = ctx.dtype(kYZero);
-    }
-  }
-  return {TensorInfo{out, y}};
-}
-
-Tensor dequantize(const KernelContext& ctx, int q, int scale, int zero_point, int64_t axis) {
-  const OpSchema& dq = schema_of("DequantizeLinear");
-  std::vector<Tensor> inputs{ctx.input(q), ctx.input(scale)};
-  if (ctx.has_input(zero_point)) inputs.push_back(ctx.input(zero_point));
-  return dq.run_reference(dq.bind({{"axis", axis}}), inputs)[0];
-}
-
-Tensor quantize(const Tensor& y, const KernelContext& ctx, int scale, int zero_point) {
-  const OpSchema& q = schema_of("QuantizeLinear");
-  std::vector<Tensor> inputs{y, ctx.input(scale)};
-  if (ctx.has_input(zero_point)) inputs.push_back(ctx.input(zero_point));
-  return q.run_reference(q.bind({}), inputs)[0];
+  return {TensorInfo{requantized_dtype(ctx, kYScale, kYZero), y}};
 }
 
 void fused_qlinear_conv_kernel(KernelContext& ctx) {

@@ -10,6 +10,7 @@
 // FusedMatMul and QuantizeLinear; backends compute it in integers
 // (src/backends/onednn/qlinear_matmul.cc).
 #include "ops/fused_activation.h"
+#include "ops/fused_quantized_util.h"
 #include "ops/infer_util.h"
 #include "ops/quantize_util.h"
 
@@ -17,16 +18,6 @@ namespace kiln::ops {
 namespace {
 
 enum Input { kA, kAScale, kAZero, kB, kBScale, kBZero, kYScale, kYZero, kBias };
-
-const OpSchema& schema_of(const char* name) {
-  return OpRegistry::global().get(name);
-}
-
-void require_per_tensor(const InferContext& ctx, int i) {
-  const Shape& s = ctx.shape(i);
-  KILN_CHECK(s.ndim() == 0 || (s.ndim() == 1 && (s[0] == 1 || s[0] < 0)), ErrorCode::kShapeMismatch,
-             ctx.input_label(i), ": expected one value (per-tensor quantization), got shape ", s);
-}
 
 std::vector<TensorInfo> infer_fused_qlinear_matmul(InferContext& ctx) {
   parse_fused_activation(ctx.attrs().get_string("activation"), ctx.attrs().get_floats("activation_params"));
@@ -55,23 +46,7 @@ std::vector<TensorInfo> infer_fused_qlinear_matmul(InferContext& ctx) {
   }
   Shape y = a;
   y[y.ndim() - 1] = b[1];
-  DType out = DType::kFloat32;
-  if (ctx.has_input(kYScale)) {
-    require_per_tensor(ctx, kYScale);
-    out = DType::kUInt8;
-    if (ctx.has_input(kYZero)) {
-      require_dtype(ctx, kYZero, kQuantizedDTypes);
-      out = ctx.dtype(kYZero);
-    }
-  }
-  return {TensorInfo{out, y}};
-}
-
-Tensor dequantize(const KernelContext& ctx, int q, int scale, int zero_point, int64_t axis) {
-  const OpSchema& dq = schema_of("DequantizeLinear");
-  std::vector<Tensor> inputs{ctx.input(q), ctx.input(scale)};
-  if (ctx.has_input(zero_point)) inputs.push_back(ctx.input(zero_point));
-  return dq.run_reference(dq.bind({{"axis", axis}}), inputs)[0];
+  return {TensorInfo{requantized_dtype(ctx, kYScale, kYZero), y}};
 }
 
 void fused_qlinear_matmul_kernel(KernelContext& ctx) {
@@ -82,12 +57,7 @@ void fused_qlinear_matmul_kernel(KernelContext& ctx) {
   AttrMap given;
   for (const auto& [name, value] : ctx.attrs.values()) given.emplace(name, value);
   Tensor y = fused.run_reference(fused.bind(given), inputs)[0];
-  if (ctx.has_input(kYScale)) {
-    const OpSchema& q = schema_of("QuantizeLinear");
-    std::vector<Tensor> q_inputs{y, ctx.input(kYScale)};
-    if (ctx.has_input(kYZero)) q_inputs.push_back(ctx.input(kYZero));
-    y = q.run_reference(q.bind({}), q_inputs)[0];
-  }
+  if (ctx.has_input(kYScale)) y = quantize(y, ctx, kYScale, kYZero);
   ctx.output(0).copy_from(y);
 }
 
