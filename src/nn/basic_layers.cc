@@ -2,6 +2,7 @@
 // Reshape), so that autograd differentiates them with the ops' gradient rules.
 #include "kiln/nn/basic_layers.hpp"
 
+#include "autograd/tape.h"
 #include "kiln/autograd.hpp"
 #include "kiln/nn/activation_layers.hpp"
 
@@ -76,11 +77,13 @@ Dropout::Dropout(double rate, const std::string& prefix) : HybridBlock("dropout"
 
 std::vector<NDArray> Dropout::hybrid_forward(const std::vector<NDArray>& inputs) {
   const NDArray& x = single_input(inputs, name());
-  if (!autograd::is_training() || rate_ == 0) return {x};
+  const bool training = autograd::is_training();
+  // In predict mode Dropout is the identity, but a trace still records it, so that export writes
+  // the layer as MXNet's export does (and a SymbolBlock made from the files trains with it).
+  if (rate_ == 0 || (!training && !autograd::is_tracing())) return {x};
   const NDArray ratio = nd::scalar(rate_, x.dtype());
-  const NDArray training = nd::scalar(1, DType::kBool);
   // Two outputs: the gradient rule needs the mask.
-  return {nd::invoke("Dropout", {x, ratio, training}, {}, 2)[0]};
+  return {nd::invoke("Dropout", {x, ratio, nd::scalar(training ? 1 : 0, DType::kBool)}, {}, 2)[0]};
 }
 
 Embedding::Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options)

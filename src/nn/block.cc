@@ -61,6 +61,12 @@ std::shared_ptr<Parameter> Block::register_parameter(const std::string& attr, Pa
   return param;
 }
 
+std::shared_ptr<Parameter> Block::register_parameter_as(const std::string& name, ParameterOptions options) {
+  auto param = std::make_shared<Parameter>(name, std::move(options));
+  params_.emplace_back(name, param);
+  return param;
+}
+
 ParameterDict Block::collect_params(const std::string& select) const {
   ParameterDict all;
   for (const auto& [attr, param] : params_) all.add(param);

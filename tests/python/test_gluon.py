@@ -288,3 +288,87 @@ print(repr(net(mx.nd.array(np.load({str(tmp_path / 'x.npy')!r}))).asnumpy().toli
     keys, values = out.strip().split("\n")
     assert eval(keys) == sorted(net.collect_params().keys())
     np.testing.assert_allclose(np.array(eval(values)), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_symbol_block_matches_mxnet_symbol_block(tmp_path, run_mxnet):
+    """A network built and exported by MXNet 1.9.1, loaded by both SymbolBlock.imports: the same
+    outputs in predict mode, and the same gradients and batch-statistics outputs when training."""
+    x = rand(4, 3, 6, 6)
+    np.save(str(tmp_path / "x.npy"), x)
+    prefix = str(tmp_path / "mxnet_net")
+    out = run_mxnet(f"""
+import mxnet as mx, numpy as np
+from mxnet.gluon import nn
+mx.random.seed(1)
+net = nn.HybridSequential()
+with net.name_scope():
+    net.add(nn.Conv2D(4, 3, padding=1), nn.BatchNorm(), nn.Activation("relu"), nn.MaxPool2D(),
+            nn.Dense(8), nn.PReLU(), nn.Dense(3))
+net.initialize(mx.init.Xavier())
+net.hybridize()
+x = mx.nd.array(np.load({str(tmp_path / 'x.npy')!r}))
+net(x)
+net.export({prefix!r})
+block = mx.gluon.SymbolBlock.imports({prefix + '-symbol.json'!r}, ['data'], {prefix + '-0000.params'!r})
+predicted = block(x).asnumpy()
+with mx.autograd.record():
+    y = block(x)
+    loss = (y * y).sum()
+loss.backward()
+grads = {{name: p.grad().asnumpy().tolist() for name, p in block.collect_params().items() if p.grad_req != 'null'}}
+print(repr({{'predicted': predicted.tolist(), 'trained': y.asnumpy().tolist(), 'grads': grads}}))
+""")
+    want = eval(out)
+    block = gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"], prefix + "-0000.params")
+    xs = nd.array(x)
+    np.testing.assert_allclose(block(xs).asnumpy(), want["predicted"], rtol=1e-4, atol=1e-5)
+    with autograd.record():
+        y = block(xs)
+        loss = (y * y).sum()
+    loss.backward()
+    np.testing.assert_allclose(y.asnumpy(), want["trained"], rtol=1e-4, atol=1e-5)
+    params = block.collect_params()
+    assert sorted(want["grads"]) == sorted(n for n in params.keys() if params[n].grad_req != "null")
+    alpha = "hybridsequential0_prelu0_alpha"
+    for name, grad in want["grads"].items():
+        if name != alpha:
+            np.testing.assert_allclose(params[name].grad().asnumpy(), grad, rtol=1e-3, atol=1e-4, err_msg=name)
+    # MXNet 1.9.1 gives a shared PReLU slope 1/batch of its gradient; finite differences decide.
+    slope, eps = params[alpha].data().asnumpy(), 1e-2
+
+    def loss_with(value):
+        params[alpha].set_data(nd.array(value))
+        with autograd.record():  # training mode: batch statistics, as above
+            return float((block(xs) ** 2).sum().asscalar())
+
+    numeric = (loss_with(slope + eps) - loss_with(slope - eps)) / (2 * eps)
+    np.testing.assert_allclose(params[alpha].grad().asnumpy(), [numeric], rtol=1e-2)
+    np.testing.assert_allclose(params[alpha].grad().asnumpy(), np.array(want["grads"][alpha]) * len(x), rtol=1e-3)
+
+
+def test_symbol_block_from_a_symbol_fine_tunes():
+    data = mx.sym.Variable("data")
+    hidden = mx.sym.FullyConnected(data, num_hidden=8, name="fc1")
+    out = mx.sym.FullyConnected(mx.sym.Activation(hidden, act_type="relu"), num_hidden=1, name="fc2")
+    rng = np.random.default_rng(0)
+    params = {"fc1_weight": nd.array(rng.normal(size=(8, 2)).astype(np.float32) * 0.5),
+              "fc1_bias": nd.zeros((8,)),
+              "fc2_weight": nd.array(rng.normal(size=(1, 8)).astype(np.float32) * 0.5),
+              "fc2_bias": nd.zeros((1,))}
+    block = gluon.SymbolBlock(out, data, params)
+    assert sorted(block.collect_params().keys()) == sorted(params)
+    x = rng.normal(size=(32, 2)).astype(np.float32)
+    w, b = params["fc1_weight"].asnumpy(), params["fc2_weight"].asnumpy()
+    np.testing.assert_allclose(block(nd.array(x)).asnumpy(), np.maximum(x @ w.T, 0) @ b.T, rtol=1e-5, atol=1e-5)
+    target = nd.array((x[:, :1] - x[:, 1:]).astype(np.float32))
+    trainer = gluon.Trainer(block.collect_params(), "adam", {"learning_rate": 0.05})
+    losses = []
+    for _ in range(60):
+        with autograd.record():
+            loss = ((block(nd.array(x)) - target) ** 2).mean()
+        loss.backward()
+        trainer.step(1)
+        losses.append(loss.asscalar())
+    assert losses[-1] < 0.2 * losses[0]
+    with pytest.raises(mx.KilnError, match="'image' is not an input of the graph"):
+        gluon.SymbolBlock(out, "image", params)

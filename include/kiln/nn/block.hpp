@@ -101,6 +101,9 @@ class Block {
 
   // A parameter named prefix + `attr` ("weight"), registered under `attr`.
   std::shared_ptr<Parameter> register_parameter(const std::string& attr, ParameterOptions options);
+  // A parameter that keeps a name of its own, also its key in save_parameters (a SymbolBlock's
+  // parameters are named as in its graph).
+  std::shared_ptr<Parameter> register_parameter_as(const std::string& name, ParameterOptions options);
   const std::vector<std::pair<std::string, std::shared_ptr<Parameter>>>& own_params() const {
     return params_;
   }

@@ -15,4 +15,5 @@
 #include "kiln/nn/norm_layers.hpp"
 #include "kiln/nn/optimizer.hpp"
 #include "kiln/nn/parameter.hpp"
+#include "kiln/nn/symbol_block.hpp"
 #include "kiln/nn/trainer.hpp"

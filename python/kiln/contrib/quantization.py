@@ -290,8 +290,8 @@ def _shape_list(data_shapes):
 
 
 class QuantizedNet:
-    """What quantize_net returns in place of MXNet's SymbolBlock (Kiln's Gluon has none yet): the
-    quantized symbol and parameters (`symbol`, `arg_params`, `aux_params`), callable like the
+    """What quantize_net returns in place of MXNet's SymbolBlock (which would run the QDQ nodes one by
+    one, in fp32): the quantized symbol and parameters (`symbol`, `arg_params`, `aux_params`), callable like the
     network it came from, on a Predictor that runs Kiln's int8 kernels; `export` writes the files."""
 
     def __init__(self, qsym, qarg_params, aux_params, data_names):
@@ -323,7 +323,7 @@ def quantize_net(network, quantized_dtype="auto", quantize_mode="full", quantize
     traced on zeros of the input shapes (from data_shapes, else the first calibration batch),
     exported, and its symbol quantized by quantize_model; exclude_layers are node names of the
     exported symbol, exclude_layers_match substrings of them, exclude_operators MXNet op names.
-    Returns a QuantizedNet (MXNet returns a SymbolBlock, which Kiln's Gluon does not have yet).
+    Returns a QuantizedNet, on the fused int8 kernels (MXNet returns a SymbolBlock).
     Kiln's Gluon export fixes the traced batch size, so the result takes inputs of those shapes
     and the calibration batches must have them too."""
     exclude_layers = _names(exclude_layers, "exclude_layers")

@@ -6,6 +6,7 @@ from . import nn, loss, data, utils
 
 Parameter = _kiln.gluon.Parameter
 ParameterDict = _kiln.gluon.ParameterDict
+SymbolBlock = _kiln.gluon.SymbolBlock
 from .trainer import Trainer
 
-__all__ = ["Block", "HybridBlock", "Parameter", "ParameterDict", "Trainer", "nn", "loss", "data", "utils"]
+__all__ = ["Block", "HybridBlock", "Parameter", "ParameterDict", "SymbolBlock", "Trainer", "nn", "loss", "data", "utils"]

@@ -344,6 +344,45 @@ void bind_gluon_blocks(py::module_& g) {
         if (i < -n || i >= n) throw py::index_error("HybridSequential: index out of range");
         return s.children()[static_cast<size_t>(i < 0 ? i + n : i)].second;
       });
+
+  py::classh<nn::SymbolBlock, nn::HybridBlock>(g, "SymbolBlock")
+      .def(py::init([](const py::object& outputs, const py::object& inputs, const py::object& params) {
+             const Symbol out = py::isinstance<Symbol>(outputs)
+                                    ? outputs.cast<Symbol>()
+                                    : Symbol::Group(outputs.cast<std::vector<Symbol>>());
+             std::vector<std::string> names;
+             const py::list items = py::isinstance<py::list>(inputs) || py::isinstance<py::tuple>(inputs)
+                                        ? py::list(inputs)
+                                        : py::list(py::make_tuple(inputs));
+             for (const py::handle item : items)
+               names.push_back(py::isinstance<Symbol>(item) ? item.cast<Symbol>().name()
+                                                            : item.cast<std::string>());
+             // A dict of arrays, or a ParameterDict (MXNet's `params`), whose values hold data().
+             std::map<std::string, NDArray> values;
+             if (!params.is_none())
+               for (const auto& [name, value] :
+                    params.attr("items")().cast<std::vector<std::pair<std::string, py::object>>>())
+                 values[name] = py::isinstance<NDArray>(value) ? value.cast<NDArray>()
+                                                               : value.attr("data")().cast<NDArray>();
+             py::gil_scoped_release release;
+             return std::make_shared<nn::SymbolBlock>(out, std::move(names), values);
+           }),
+           py::arg("outputs"), py::arg("inputs"), py::arg("params") = py::none())
+      .def_static(
+          "imports",
+          [](const std::string& symbol_file, const py::object& input_names, const py::object& param_file,
+             const py::object&, bool, bool) {
+            const std::vector<std::string> names =
+                py::isinstance<py::str>(input_names)
+                    ? std::vector<std::string>{input_names.cast<std::string>()}
+                    : input_names.cast<std::vector<std::string>>();
+            const std::string params = param_file.is_none() ? "" : param_file.cast<std::string>();
+            py::gil_scoped_release release;
+            return nn::SymbolBlock::imports(symbol_file, names, params);
+          },
+          py::arg("symbol_file"), py::arg("input_names"), py::arg("param_file") = py::none(),
+          py::arg("ctx") = py::none(), py::arg("allow_missing") = false, py::arg("ignore_extra") = false)
+      .def_property_readonly("input_names", &nn::SymbolBlock::input_names);
 }
 
 }  // namespace kiln::python

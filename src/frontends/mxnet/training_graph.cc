@@ -60,17 +60,18 @@ void batch_norm(Graph& g, const MxnetSymbol::Node& node, TrainingGraph& out) {
   }
 }
 
-void dropout(Graph& g, const MxnetSymbol::Node& node) {
+void dropout(Graph& g, const MxnetSymbol::Node& node, bool training) {
   const MxnetAttrs a(node.attrs, label_of(node));
   if (!a.get_ints("axes").empty()) raise(ErrorCode::kUnsupported, label_of(node), ": Dropout with axes");
   const double p = a.get_float("p", 0.5);
   if (p == 0) return;
   Node* old = producer_of(g, node, "Identity");
-  const DType dtype = old->inputs[0]->info->dtype;
+  // Without inferred types (a model imported before its input shapes are known) the ratio is float32.
+  const DType dtype = old->inputs[0]->info ? old->inputs[0]->info->dtype : DType::kFloat32;
   Value* ratio = g.add_initializer(g.fresh_name(node.name + "/ratio"), Tensor::full(Shape{}, p, dtype));
-  Value* training =
-      g.add_initializer(g.fresh_name(node.name + "/training"), Tensor::full(Shape{}, 1, DType::kBool));
-  replace_node(g, old, "Dropout", {old->inputs[0], ratio, training}, {}, 2);
+  Value* mode = g.add_initializer(g.fresh_name(node.name + "/training"),
+                                  Tensor::full(Shape{}, training ? 1 : 0, DType::kBool));
+  replace_node(g, old, "Dropout", {old->inputs[0], ratio, mode}, {}, 2);
 }
 
 // The value of MXNet entry `e` in the imported graph.
@@ -164,8 +165,8 @@ TrainingGraph make_training_graph(graph::Graph inference, const MxnetSymbol& sym
   out.losses.assign(g.outputs().size(), "");
   for (const MxnetSymbol::Node& node : symbol.nodes) {
     if (node.op == "BatchNorm") batch_norm(g, node, out);
-    if (node.op == "Dropout") dropout(g, node);
   }
+  restore_dropouts(g, symbol, true);
   for (size_t k = 0; k < symbol.heads.size() && k < out.losses.size(); ++k) {
     const MxnetSymbol::Node& node = symbol.nodes.at(static_cast<size_t>(symbol.heads[k].node));
     if (node.op == "SoftmaxOutput" || node.op == "Softmax")
@@ -173,6 +174,11 @@ TrainingGraph make_training_graph(graph::Graph inference, const MxnetSymbol& sym
   }
   g.infer_shapes();
   return out;
+}
+
+void restore_dropouts(graph::Graph& g, const MxnetSymbol& symbol, bool training) {
+  for (const MxnetSymbol::Node& node : symbol.nodes)
+    if (node.op == "Dropout") dropout(g, node, training);
 }
 
 }  // namespace kiln::mxnet

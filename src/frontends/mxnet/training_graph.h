@@ -44,4 +44,9 @@ struct TrainingGraph {
 // not implement (SoftmaxOutput normalization='valid', ...).
 TrainingGraph make_training_graph(graph::Graph inference, const MxnetSymbol& symbol);
 
+// Puts back the Dropout of each MXNet Dropout node (p > 0) in place of the Identity the importer
+// made of it: ONNX Dropout with ratio p and training_mode `training` (Gluon's SymbolBlock switches
+// it by mode).
+void restore_dropouts(graph::Graph& g, const MxnetSymbol& symbol, bool training);
+
 }  // namespace kiln::mxnet
