@@ -94,6 +94,11 @@ AccuracyReport compare(const Predictor& reference, const Predictor& candidate,
                        const quantization::CalibrationBatches& batches,
                        const std::vector<int64_t>& labels = {}, const Progress& progress = {});
 
+// `batches` as `model` takes them: "" renamed to its only input, and a batch of more rows than its
+// fixed batch dimension (a multiple of it) given as slices of that size, one per call.
+quantization::CalibrationBatches model_sized(const Predictor& model,
+                                             quantization::CalibrationBatches batches);
+
 // The gate: a kiln::Error(kRuntime) naming both values when the report's degradation exceeds
 // `max_points` (when >= 0); otherwise a warning text when it exceeds `warn_points`, else "".
 std::string check_degradation(const AccuracyReport& report, double max_points = -1, double warn_points = 2.0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <memory>
 #include <sstream>
 
 #include "kiln/accuracy.hpp"
@@ -41,6 +42,29 @@ std::vector<Batch> model_batches(const Predictor& model, Batch batch) {
   }
   return slices;
 }
+
+}  // namespace
+
+quantization::CalibrationBatches model_sized(const Predictor& model,
+                                             quantization::CalibrationBatches batches) {
+  struct State {
+    std::vector<Batch> pending;
+    size_t next = 0;
+  };
+  auto state = std::make_shared<State>();
+  return [&model, batches, state](Batch& batch) {
+    if (state->next == state->pending.size()) {
+      Batch whole;
+      if (!batches(whole)) return false;
+      state->pending = model_batches(model, std::move(whole));
+      state->next = 0;
+    }
+    batch = state->pending[state->next++];
+    return true;
+  };
+}
+
+namespace {
 
 std::string task_of(const Tensor& first_output) {
   if (first_output.ndim() == 2 && first_output.shape()[1] >= 2) return "classifier";
