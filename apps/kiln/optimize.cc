@@ -276,11 +276,14 @@ class Optimizer {
       onnx_path = (work / "original.onnx").string();
       onnx::export_model(original_, onnx_path);
     }
+    // The Python of the peer benchmarks (scripts/setup-models.sh), else the test one (scripts/setup.sh):
+    // both have onnxruntime.
     const std::string source = KILN_SOURCE_DIR;
     const char* env = std::getenv("KILN_ORT_PYTHON");
-    const std::string python = !args_.ort_python.empty() ? args_.ort_python
-                               : env                     ? env
-                                                         : source + "/.venv-models/bin/python";
+    std::string python = !args_.ort_python.empty() ? args_.ort_python : env ? env : "";
+    if (python.empty())
+      python = fs::exists(source + "/.venv-models/bin/python") ? source + "/.venv-models/bin/python"
+                                                               : source + "/.venv/bin/python";
     std::cerr << "ONNX Runtime on the original model\n";
     table_.onnxruntime = onnxruntime_row(original, onnx_path, python, source + "/bench/runtimes/runner.py",
                                          work.string(), args_.iterations, table_.onnxruntime_note);
@@ -340,9 +343,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "threads each op may use (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--report", args->report, "also write the stage table as Markdown to this file");
-  cmd->add_option(
-      "--ort-python", args->ort_python,
-      "Python with onnxruntime for the reference row (default: $KILN_ORT_PYTHON, else .venv-models)");
+  cmd->add_option("--ort-python", args->ort_python,
+                  "Python with onnxruntime for the reference row (default: $KILN_ORT_PYTHON, else "
+                  ".venv-models, else .venv)");
   cmd->add_flag("--no-onnxruntime", args->skip_onnxruntime, "leave out the ONNX Runtime row");
   cmd->add_option("-o,--output", args->out, "the optimized model, OUT.onnx")->required();
   cmd->callback([args] {
