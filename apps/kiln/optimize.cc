@@ -1,7 +1,7 @@
 // kiln optimize MODEL --steps fuse,prune=0.3,bf16,int8 [--calib DIR] [--val DIR [--labels FILE]]
 // [--max-degradation P] [--report report.md] -o OUT.onnx: runs the steps in order and prints the
-// stage table (stage, median ms at batch 1 and 8, speedup over the original, bytes of weights,
-// accuracy change), with ONNX Runtime on the original model as a reference row.
+// stage table (stage, median ms at batch 1 and 8 or --bench-batches, speedup over the original, bytes of
+// weights, accuracy change), with ONNX Runtime on the original model as a reference row.
 //
 // Steps: fuse (the graph passes at level all; the saved graph keeps the folded form and the
 // Predictor fuses again at load), prune=R (structured channel pruning, include/kiln/prune.hpp),
@@ -50,6 +50,7 @@ struct OptimizeArgs {
   double max_degradation = -1, warn_degradation = 2.0;
   std::vector<std::string> fp32_ops, fp32_nodes;
   int iterations = 20, threads = 0;
+  std::vector<int64_t> bench_batches = {1, 8};
   std::string ort_python;
   bool skip_onnxruntime = false;
 };
@@ -154,8 +155,9 @@ class Optimizer {
 
   void run() {
     const Predictor original = predictor(original_, "basic");
+    table_.batches = args_.bench_batches;
     table_.rows.push_back({.stage = "original (fp32)",
-                           .ms = median_latencies(original, args_.iterations),
+                           .ms = median_latencies(original, args_.bench_batches, args_.iterations),
                            .weight_bytes = weight_bytes(original_),
                            .accuracy = original_accuracy(original)});
     std::string warning;
@@ -163,7 +165,7 @@ class Optimizer {
       apply(step);
       const Predictor stage = predictor(model_, fused_ ? "all" : "basic");
       StageRow row{.stage = "+ " + step.label(),
-                   .ms = median_latencies(stage, args_.iterations),
+                   .ms = median_latencies(stage, args_.bench_batches, args_.iterations),
                    .weight_bytes = weight_bytes(model_)};
       if (!args_.val.empty()) {
         const accuracy::AccuracyReport report = validate(original, stage, step.label());
@@ -285,8 +287,9 @@ class Optimizer {
       python = fs::exists(source + "/.venv-models/bin/python") ? source + "/.venv-models/bin/python"
                                                                : source + "/.venv/bin/python";
     std::cerr << "ONNX Runtime on the original model\n";
-    table_.onnxruntime = onnxruntime_row(original, onnx_path, python, source + "/bench/runtimes/runner.py",
-                                         work.string(), args_.iterations, table_.onnxruntime_note);
+    table_.onnxruntime = onnxruntime_row(original, args_.bench_batches, onnx_path, python,
+                                         source + "/bench/runtimes/runner.py", work.string(),
+                                         args_.iterations, table_.onnxruntime_note);
     fs::remove_all(work);
   }
 
@@ -339,6 +342,10 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--fp32-node", args->fp32_nodes, "bf16/fp16: keep this node in fp32 (repeatable)");
   cmd->add_option("--iters", args->iterations, "timed calls per stage and batch size")
       ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--bench-batches", args->bench_batches, "batch sizes timed per stage")
+      ->capture_default_str()
+      ->delimiter(',')
       ->check(CLI::PositiveNumber);
   cmd->add_option("--threads", args->threads, "threads each op may use (default: all cores)")
       ->check(CLI::NonNegativeNumber);

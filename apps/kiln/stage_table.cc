@@ -48,17 +48,17 @@ std::vector<std::string> cells(const StageRow& row, const StageRow& original) {
   return out;
 }
 
-std::vector<std::string> header() {
+std::vector<std::string> header(const std::vector<int64_t>& batches) {
   std::vector<std::string> out{"stage"};
-  for (int64_t b : kTableBatches) out.push_back("ms b" + std::to_string(b));
-  for (int64_t b : kTableBatches) out.push_back("speedup b" + std::to_string(b));
+  for (int64_t b : batches) out.push_back("ms b" + std::to_string(b));
+  for (int64_t b : batches) out.push_back("speedup b" + std::to_string(b));
   out.push_back("weights");
   out.push_back("accuracy");
   return out;
 }
 
 std::vector<std::vector<std::string>> all_cells(const StageTable& table) {
-  std::vector<std::vector<std::string>> out{header()};
+  std::vector<std::vector<std::string>> out{header(table.batches)};
   for (const StageRow& row : table.rows) out.push_back(cells(row, table.rows.front()));
   if (!table.onnxruntime.stage.empty()) out.push_back(cells(table.onnxruntime, table.rows.front()));
   return out;
@@ -91,9 +91,10 @@ int64_t weight_bytes(const graph::Graph& g) {
   return bytes;
 }
 
-std::vector<double> median_latencies(const Predictor& predictor, int iterations) {
+std::vector<double> median_latencies(const Predictor& predictor, const std::vector<int64_t>& batches,
+                                     int iterations) {
   std::vector<double> out;
-  for (int64_t batch : kTableBatches) {
+  for (int64_t batch : batches) {
     if (!batch_fits(predictor, batch)) {
       out.push_back(-1);
       continue;
@@ -113,9 +114,9 @@ std::vector<double> median_latencies(const Predictor& predictor, int iterations)
   return out;
 }
 
-StageRow onnxruntime_row(const Predictor& original, const std::string& onnx_path, const std::string& python,
-                         const std::string& runner, const std::string& work_dir, int iterations,
-                         std::string& note) {
+StageRow onnxruntime_row(const Predictor& original, const std::vector<int64_t>& batches,
+                         const std::string& onnx_path, const std::string& python, const std::string& runner,
+                         const std::string& work_dir, int iterations, std::string& note) {
   namespace fs = std::filesystem;
   if (!fs::exists(python) || !fs::exists(runner)) {
     note = "ONNX Runtime row skipped: no " + (fs::exists(python) ? runner : python);
@@ -128,7 +129,7 @@ StageRow onnxruntime_row(const Predictor& original, const std::string& onnx_path
     return {};
   }
   StageRow row{.stage = "ONNX Runtime (original)", .weight_bytes = -1, .accuracy = "reference"};
-  for (int64_t batch : kTableBatches) {
+  for (int64_t batch : batches) {
     if (!batch_fits(original, batch)) {
       row.ms.push_back(-1);
       continue;
