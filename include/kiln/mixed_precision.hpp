@@ -7,8 +7,9 @@
 //
 // Each node runs in the low type unless it is an fp32 node: its op type or name is on the block
 // list (numerically sensitive ops: Softmax, normalizations, reductions, Exp/Log/Pow/Sqrt, Resize,
-// NMS, TopK, ...; the int8 ops and the QDQ pairs), it reads a DequantizeLinear or feeds a
-// QuantizeLinear (what becomes an int8 kernel keeps its float32 borders), or its op does not take
+// NMS, TopK, ...; the int8 ops and the QDQ pairs), it lies on a path from a DequantizeLinear to a
+// QuantizeLinear or reads the one or feeds the other (what becomes an int8 kernel, with its
+// activation and residual, keeps float32 and no Cast enters an int8 chain), or its op does not take
 // the low type (the op's type inference refuses it, or leaves a float32 output float32). Float32
 // initializers that low nodes read become low-type initializers; a Cast goes wherever a value
 // crosses from one precision to the other (one per value and direction, shared by its readers).

@@ -147,6 +147,38 @@ TEST(MixedPrecision, OpsWhoseOutputTypeIsFixedStayFloat32) {
   EXPECT_EQ(bf16.find_node("add")->inputs[1]->producer->op, "Cast");
 }
 
+// x -> Q -> DQ -> MatMul "mm" -> x * Sigmoid(x) ("sig", "silu") -> Q -> DQ -> MatMul "mm2" -> Relu
+// "tail" -> y: the chain between the QDQ pairs becomes one int8 op with its SiLU, so it stays
+// float32 (no Cast inside it); "mm2" reads a DequantizeLinear (an int8 MatMul with a float
+// output); only the tail after it is bf16.
+TEST(MixedPrecision, QuantizedChainsStayFloat32) {
+  std::mt19937 rng(4);
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{2, 4}});
+  Value* scale = g.add_initializer("scale", Tensor::full({}, 0.05, DType::kFloat32));
+  Value* zero = g.add_initializer("zero", Tensor::zeros({}, DType::kInt8));
+  const auto qdq = [&](Value* v, const std::string& name) {
+    Value* q = out0(g.add_node("QuantizeLinear", {v, scale, zero}, {}, name + "_q"));
+    return out0(g.add_node("DequantizeLinear", {q, scale, zero}, {}, name + "_dq"));
+  };
+  Value* mm =
+      out0(g.add_node("MatMul", {qdq(x, "x"), g.add_initializer("W", random_tensor({4, 4}, rng))}, {}, "mm"));
+  Value* sig = out0(g.add_node("Sigmoid", {mm}, {}, "sig"));
+  Value* silu = out0(g.add_node("Mul", {mm, sig}, {}, "silu"));
+  Value* mm2 = out0(g.add_node(
+      "MatMul", {qdq(silu, "silu"), g.add_initializer("W2", random_tensor({4, 4}, rng))}, {}, "mm2"));
+  Value* y = out0(g.add_node("Relu", {mm2}, {}, "tail"));
+  g.set_outputs({y});
+  g.infer_shapes();
+  MixedPrecisionReport report;
+  const Graph bf16 = convert_float(std::move(g), {}, &report);
+  for (const char* name : {"mm", "sig", "silu", "mm2"})
+    EXPECT_EQ(input_dtype(bf16, name, 0), DType::kFloat32) << name;
+  EXPECT_EQ(input_dtype(bf16, "tail", 0), DType::kBFloat16);
+  EXPECT_EQ(report.low_nodes, 1);
+  EXPECT_EQ(report.casts, 2);  // mm2's output to bf16, the tail's back to float32
+}
+
 TEST(MixedPrecision, BadArgumentsAreErrors) {
   std::mt19937 rng(3);
   EXPECT_THROW(convert_float(mlp_head(rng), {.fp32_node_names = {"no_such_node"}}), Error);

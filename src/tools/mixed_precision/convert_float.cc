@@ -23,10 +23,6 @@ bool is_float32(const Value* v) {
   return v && v->info && v->info->dtype == DType::kFloat32;
 }
 
-bool is_ops_of(const Node* n, std::initializer_list<const char*> ops) {
-  return n && std::any_of(ops.begin(), ops.end(), [&](const char* op) { return n->op == op; });
-}
-
 // The op's own type inference with every float32 input taken as `low`: the op takes the low type
 // when it accepts them and no float32 output is left float32 (an op whose output type comes from
 // an attribute, like ConstantOfShape, keeps it).
@@ -58,21 +54,45 @@ bool takes_low_type(const Node* n, DType low) {
   return true;
 }
 
-Precision choose(const Node* n, const MixedPrecisionOptions& options, const std::set<std::string>& fp32_ops) {
+// The nodes on a path from a DequantizeLinear to a QuantizeLinear (the float ops that int8 kernels
+// and their fused activations and residuals replace), and the nodes that read a DequantizeLinear
+// or feed a QuantizeLinear: they keep float32, so that fuse_quantized_ops still sees the QDQ
+// pattern and no Cast sits inside an int8 chain.
+std::set<const Node*> quantized_region(const std::vector<Node*>& order) {
+  std::set<const Node*> after_dq, before_q, region;
+  for (const Node* n : order) {
+    if (n->op == "QuantizeLinear") continue;
+    for (const Value* v : n->inputs)
+      if (v && v->producer && (v->producer->op == "DequantizeLinear" || after_dq.count(v->producer))) {
+        after_dq.insert(n);
+        if (v->producer->op == "DequantizeLinear") region.insert(n);
+      }
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node* n = *it;
+    if (n->op == "DequantizeLinear") continue;
+    for (const Value* v : n->outputs)
+      for (const Node* user : v->users)
+        if (user->op == "QuantizeLinear" || before_q.count(user)) {
+          before_q.insert(n);
+          if (user->op == "QuantizeLinear") region.insert(n);
+        }
+  }
+  for (const Node* n : after_dq)
+    if (before_q.count(n)) region.insert(n);
+  return region;
+}
+
+Precision choose(const Node* n, const MixedPrecisionOptions& options, const std::set<std::string>& fp32_ops,
+                 const std::set<const Node*>& quantized) {
   bool has_float = false;
   for (const Value* v : n->inputs) has_float |= is_float32(v);
   for (const Value* v : n->outputs) has_float |= is_float32(v);
   if (!has_float) return Precision::kNoFloat;
-  if (fp32_ops.count(n->op) || std::find(options.fp32_node_names.begin(), options.fp32_node_names.end(),
-                                         n->name) != options.fp32_node_names.end())
+  if (fp32_ops.count(n->op) || quantized.count(n) ||
+      std::find(options.fp32_node_names.begin(), options.fp32_node_names.end(), n->name) !=
+          options.fp32_node_names.end())
     return Precision::kFloat32;
-  // The float borders of what becomes an int8 kernel (DQ -> op -> Q) stay float32, so that
-  // fuse_quantized_ops still sees the QDQ pattern.
-  for (const Value* v : n->inputs)
-    if (v && is_ops_of(v->producer, {"DequantizeLinear"})) return Precision::kFloat32;
-  for (const Value* v : n->outputs)
-    for (const Node* user : v->users)
-      if (is_ops_of(user, {"QuantizeLinear"})) return Precision::kFloat32;
   return takes_low_type(n, options.low_type) ? Precision::kLow : Precision::kFloat32;
 }
 
@@ -185,7 +205,8 @@ graph::Graph convert_float(graph::Graph model, const MixedPrecisionOptions& opti
   // Decided on the float32 graph, before any Cast changes what a node reads.
   const std::vector<Node*> order = g.topological_order();
   std::map<const Node*, Precision> precision;
-  for (const Node* n : order) precision[n] = choose(n, options, fp32_ops);
+  const std::set<const Node*> quantized = quantized_region(order);
+  for (const Node* n : order) precision[n] = choose(n, options, fp32_ops, quantized);
 
   MixedPrecisionReport local;
   MixedPrecisionReport& out = report ? *report : local;
