@@ -89,11 +89,12 @@ TEST(Accuracy, MeanAveragePrecisionOfHandMadeBoxes) {
   EXPECT_DOUBLE_EQ(mean_average_precision({{t1}}, {{}}), 0.0);
 }
 
-// y = x + shift, for an input of fixed batch 1: rows of 3 scores.
-Predictor shifted(const std::vector<float>& shift) {
+// y = x + shift, for an input of `shape` (by default rows of 3 scores, a fixed batch of 1).
+Predictor shifted(const std::vector<float>& shift, const Shape& shape = Shape{1, 3}) {
   graph::Graph g;
-  graph::Value* x = g.add_input("x", ops::TensorInfo{DType::kFloat32, Shape{1, 3}});
-  graph::Value* s = g.add_initializer("shift", Tensor::from_vector<float>(shift, Shape{1, 3}));
+  graph::Value* x = g.add_input("x", ops::TensorInfo{DType::kFloat32, shape});
+  graph::Value* s = g.add_initializer(
+      "shift", Tensor::from_vector<float>(shift, Shape{static_cast<int64_t>(shift.size())}));
   graph::Node* add = g.add_node("Add", {x, s}, {}, "add");
   g.set_outputs({add->outputs[0]});
   g.infer_shapes();
@@ -125,6 +126,29 @@ TEST(Accuracy, ComparesTwoModelsOverSlicedBatches) {
   EXPECT_DOUBLE_EQ(report.errors[0].max_abs, 0.5);
   EXPECT_NEAR(report.errors[0].mean_abs, 0.5 / 3, 1e-9);
   EXPECT_DOUBLE_EQ(report.degradation_points(), 0.0);  // with labels, accuracy decides
+}
+
+// A detector's output (1, 2, 7): two boxes of different labels; the candidate moves every x
+// coordinate by 3, so the 4-wide box of label 1 overlaps its original by 1/7 (a miss) and the
+// 20-wide box of label 0 by 17/23 (a hit): mAP = (1 + 0) / 2.
+TEST(Accuracy, ComparesDetectorsByTheirBoxes) {
+  const Tensor x = Tensor::from_vector<float>({50, 50, 20, 20, 0.9f, 0.9f, 0.1f,  //
+                                               10, 10, 4, 4, 0.9f, 0.1f, 0.9f},
+                                              Shape{1, 2, 7});
+  auto given = std::make_shared<bool>(false);
+  const quantization::CalibrationBatches batches = [x, given](std::map<std::string, Tensor>& batch) {
+    if (*given) return false;
+    batch = {{"x", x}};
+    return *given = true;
+  };
+  const AccuracyReport report = compare(shifted(std::vector<float>(7, 0), Shape{1, 2, 7}),
+                                        shifted({3, 0, 0, 0, 0, 0, 0}, Shape{1, 2, 7}), batches);
+  EXPECT_EQ(report.task, "detector");
+  EXPECT_EQ(report.samples, 1);
+  EXPECT_DOUBLE_EQ(report.map50, 0.5);
+  EXPECT_DOUBLE_EQ(report.top1_agreement, -1);
+  EXPECT_DOUBLE_EQ(report.errors[0].max_abs, 3);
+  EXPECT_NEAR(report.degradation_points(), 50, 1e-9);
 }
 
 TEST(Accuracy, GateWarnsAndFails) {

@@ -151,7 +151,8 @@ AccuracyReport compare(const Predictor& reference, const Predictor& candidate,
         report.samples += want[0].ndim() > 0 ? want[0].shape()[0] : 1;
       }
     }
-    if (progress) progress(++done);
+    ++done;
+    if (progress) progress(done);
   }
   KILN_CHECK(done > 0, ErrorCode::kInvalidArgument, "accuracy check: the validation set is empty");
   for (size_t i = 0; i < names.size(); ++i)
