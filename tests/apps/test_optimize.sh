@@ -3,7 +3,8 @@
 # fuse,bf16,int8 with the accuracy gate passes and prints the stage table (and writes it as
 # Markdown); ONNX's checker passes the written model and ONNX Runtime gets the digits' test
 # accuracy from it; 90% of channels pruned without fine-tuning fails the gate (exit 1, no model
-# written); bad steps are usage errors.
+# written) and without --max-degradation warns; --fp32-op keeps ops in fp32; bad steps are usage
+# errors.
 # Usage: test_optimize.sh KILN TRAIN_CNN PYTHON DIGITS_DIR WORKDIR
 set -euo pipefail
 kiln=$1 train_cnn=$2 python=$3 digits=$4 dir=$5
@@ -37,7 +38,8 @@ for row in "original (fp32)" "+ fuse" "+ bf16" "+ int8"; do
   grep -q "^| $row |" "$dir/report.md" || fail "no Markdown row '$row'"
 done
 grep -q "^ONNX Runtime (original) \|ONNX Runtime row skipped" "$dir/out.txt" || fail "no ONNX Runtime row or note"
-grep -q "progress\|calibration \[" "$dir/err.txt" || fail "no progress bar on stderr"
+grep -q "calibration \[#*\] 32/32" "$dir/err.txt" || fail "no calibration progress bar on stderr"
+grep -q "validation (int8) \[#*\] 1/1" "$dir/err.txt" || fail "no validation progress bar on stderr"
 grep -q "accuracy: 360 samples" "$dir/out.txt" || fail "no accuracy summary"
 "$python" - "$dir/optimized.onnx" "$digits" <<'PY'
 import sys
@@ -65,6 +67,13 @@ grep -q "accuracy dropped by .* points" "$dir/err.txt" || fail "the gate's error
 expect_status 0 "$kiln" optimize "$dir/digits_cnn" --steps prune=0.9 --val "$dir/val" --labels "$digits/test_y.npy" \
   --iters 2 --no-onnxruntime -o "$dir/pruned.onnx"
 grep -q "^kiln: warning: accuracy dropped" "$dir/err.txt" || fail "no warning for the drop"
+
+# fp32 islands chosen by op type; a node name the model lacks is an error.
+expect_status 0 "$kiln" optimize "$dir/digits_cnn" --steps bf16 --fp32-op Gemm --iters 2 --no-onnxruntime \
+  -o "$dir/bf16.onnx"
+grep -q "bf16: 9 nodes in bf16, 2 kept in fp32" "$dir/err.txt" || fail "--fp32-op Gemm did not keep the 2 Gemms"
+expect_status 1 "$kiln" optimize "$dir/digits_cnn" --steps bf16 --fp32-node no_such_node --iters 2 \
+  --no-onnxruntime -o "$dir/bf16.onnx"
 
 expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps fuse,quantize -o "$dir/x.onnx"
 expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps int8 -o "$dir/x.onnx"
