@@ -249,7 +249,8 @@ class Optimizer {
   std::string original_accuracy(const Predictor& original) {
     if (args_.val.empty() || labels_.empty()) return args_.val.empty() ? "-" : "reference";
     const accuracy::AccuracyReport self = validate(original, original, "original");
-    return self.reference_accuracy >= 0 ? percent(self.reference_accuracy) : "reference";
+    if (self.reference_map50 >= 0) return "mAP@0.5 " + percent(self.reference_map50);
+    return percent(self.reference_accuracy);
   }
 
   accuracy::AccuracyReport validate(const Predictor& original, const Predictor& stage,
@@ -263,6 +264,9 @@ class Optimizer {
     if (r.candidate_accuracy >= 0)
       return percent(r.candidate_accuracy) + " (" +
              points(100 * (r.candidate_accuracy - r.reference_accuracy)) + ")";
+    if (r.candidate_map50 >= 0)
+      return "mAP@0.5 " + percent(r.candidate_map50) + " (" +
+             points(100 * (r.candidate_map50 - r.reference_map50)) + ")";
     if (r.top1_agreement >= 0) return "top-1 agreement " + percent(r.top1_agreement);
     if (r.map50 >= 0) return "mAP@0.5 vs original " + percent(r.map50);
     std::ostringstream out;
@@ -309,7 +313,7 @@ class Optimizer {
 
   const OptimizeArgs& args_;
   std::vector<Step> steps_;
-  std::vector<int64_t> labels_;
+  accuracy::Labels labels_;
   graph::Graph original_, model_, before_low_;
   std::optional<std::string> low_;  // "bf16" | "fp16" once converted
   bool fused_ = false;
@@ -331,7 +335,10 @@ void add_optimize_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"entropy", "naive", "percentile"}));
   cmd->add_option("--val", args->val, "folder of .npy validation batches (as --calib)");
-  cmd->add_option("--labels", args->labels, "labels of the validation samples: .npy of ints or a text file");
+  cmd->add_option(
+      "--labels", args->labels,
+      "labels of the validation samples: classes (.npy of ints, or text) or boxes (.npy (K, 6): image, "
+      "label, x1, y1, x2, y2)");
   cmd->add_option("--max-degradation", args->max_degradation,
                   "fail when accuracy drops more than P points (default: warn only)")
       ->check(CLI::NonNegativeNumber);

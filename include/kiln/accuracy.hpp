@@ -10,7 +10,8 @@
 // a classifier (first output (N, C)): top-1 agreement, and with labels both models' accuracy.
 // For a YOLO-style detector (first output (N, boxes, 5 + classes): cx, cy, w, h, objectness,
 // class scores): mAP@0.5 of the optimized model's boxes against the original's (after NMS), the
-// original taken as the truth. The degradation in points is what the gate checks.
+// original taken as the truth, and with labelled boxes both models' mAP@0.5 against them. The
+// degradation in points is what the gate checks.
 #pragma once
 
 #include <cstdint>
@@ -33,10 +34,6 @@ namespace accuracy {
 std::vector<int64_t> top1(const Tensor& scores);
 // The share of positions where `a` and `b` agree (sizes must match; 1 for none).
 double agreement(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
-// Labels from a file: a .npy of integers (or of integral floats), or text with one integer per
-// line (or separated by spaces or commas).
-std::vector<int64_t> read_labels(const std::string& path);
-
 // ---- Detection ----
 
 struct Detection {
@@ -62,6 +59,19 @@ std::vector<std::vector<Detection>> decode_yolo(const Tensor& output, float scor
 double mean_average_precision(const std::vector<std::vector<Detection>>& predictions,
                               const std::vector<std::vector<Detection>>& truth, float iou_threshold = 0.5f);
 
+// ---- Labels ----
+
+struct Labels {
+  std::vector<int64_t> classes;               // classifiers: one per sample
+  std::vector<std::vector<Detection>> boxes;  // detectors: per image (images past the last: none)
+  bool empty() const { return classes.empty() && boxes.empty(); }
+};
+
+// Labels from a file: a .npy of integers (or of integral floats) or text with one integer per line
+// (or separated by spaces or commas) gives classes; a .npy of shape (K, 6) gives K boxes, each row
+// (image index, label, x1, y1, x2, y2).
+Labels read_labels(const std::string& path);
+
 // ---- Comparing two models ----
 
 struct OutputError {
@@ -75,10 +85,12 @@ struct AccuracyReport {
   double top1_agreement = -1;                               // classifiers; -1: not measured
   double reference_accuracy = -1, candidate_accuracy = -1;  // classifiers with labels
   double map50 = -1;                                        // detectors, against the original's boxes
+  double reference_map50 = -1, candidate_map50 = -1;        // detectors with labelled boxes
   std::vector<OutputError> errors;                          // per output
 
-  // Percentage points lost: accuracy against the labels when there are labels, else 100 times
-  // the disagreement (classifiers) or 1 - mAP@0.5 (detectors); 0 for other models.
+  // Percentage points lost: accuracy (or mAP@0.5) against the labels when there are labels, else
+  // 100 times the disagreement (classifiers) or 1 - mAP@0.5 against the original (detectors); 0
+  // for other models.
   double degradation_points() const;
   // "top-1 agreement 99.7%, accuracy 98.6% -> 98.3%, max |diff| 0.09, mean |diff| 0.004"
   std::string summary() const;
@@ -89,10 +101,11 @@ using Progress = std::function<void(int64_t batches_done)>;
 
 // Runs `reference` and `candidate` on every batch of `batches` (input name -> tensor; "" names the
 // only input). A batch of more rows than a model's fixed batch dimension is run in slices of that
-// size. `labels`, when given, holds one label per sample of the first output, in batch order.
+// size. `labels`, when given, holds one class per sample of the first output or the boxes of each
+// image, in batch order.
 AccuracyReport compare(const Predictor& reference, const Predictor& candidate,
-                       const quantization::CalibrationBatches& batches,
-                       const std::vector<int64_t>& labels = {}, const Progress& progress = {});
+                       const quantization::CalibrationBatches& batches, const Labels& labels = {},
+                       const Progress& progress = {});
 
 // `batches` as `model` takes them: "" renamed to its only input, and a batch of more rows than its
 // fixed batch dimension (a multiple of it) given as slices of that size, one per call.

@@ -30,9 +30,24 @@ TEST(Accuracy, ReadsLabelsFromNpyAndText) {
   npy::save(dir / "fractions.npy", Tensor::from_vector<float>({2.5f}, Shape{1}));
   std::ofstream(dir / "labels.txt") << "7\n8, 9\n 10\n";
   std::ofstream(dir / "bad.txt") << "1 cat 3\n";
-  EXPECT_EQ(read_labels(dir / "ints.npy"), (std::vector<int64_t>{3, 1, 4}));
-  EXPECT_EQ(read_labels(dir / "floats.npy"), (std::vector<int64_t>{2, 0}));
-  EXPECT_EQ(read_labels(dir / "labels.txt"), (std::vector<int64_t>{7, 8, 9, 10}));
+  EXPECT_EQ(read_labels(dir / "ints.npy").classes, (std::vector<int64_t>{3, 1, 4}));
+  EXPECT_EQ(read_labels(dir / "floats.npy").classes, (std::vector<int64_t>{2, 0}));
+  EXPECT_EQ(read_labels(dir / "labels.txt").classes, (std::vector<int64_t>{7, 8, 9, 10}));
+  // Boxes: (image, label, x1, y1, x2, y2) rows, grouped by image; image 1 has none.
+  npy::save(dir / "boxes.npy",
+            Tensor::from_vector<float>({2, 1, 0, 0, 4, 4, 0, 3, 1, 2, 3, 4, 2, 0, 5, 5, 6, 6}, Shape{3, 6}));
+  const Labels boxes = read_labels(dir / "boxes.npy");
+  EXPECT_TRUE(boxes.classes.empty());
+  ASSERT_EQ(boxes.boxes.size(), 3u);
+  EXPECT_EQ(boxes.boxes[0].size(), 1u);
+  EXPECT_EQ(boxes.boxes[1].size(), 0u);
+  ASSERT_EQ(boxes.boxes[2].size(), 2u);
+  EXPECT_EQ(boxes.boxes[2][0].label, 1);
+  EXPECT_FLOAT_EQ(boxes.boxes[2][0].x2, 4);
+  EXPECT_EQ(boxes.boxes[0][0].label, 3);
+  EXPECT_FLOAT_EQ(boxes.boxes[0][0].y1, 2);
+  npy::save(dir / "bad_boxes.npy", Tensor::zeros({2, 5}, DType::kFloat32));
+  EXPECT_THROW(read_labels(dir / "bad_boxes.npy"), Error);
   EXPECT_THROW(read_labels(dir / "fractions.npy"), Error);
   EXPECT_THROW(read_labels(dir / "bad.txt"), Error);
   EXPECT_THROW(read_labels(dir / "missing.txt"), Error);
@@ -114,8 +129,9 @@ TEST(Accuracy, ComparesTwoModelsOverSlicedBatches) {
     return true;
   };
   int64_t progress_calls = 0;
-  const AccuracyReport report = compare(shifted({0, 0, 0}), shifted({0.5f, 0, 0}), batches, {1, 0, 0, 2},
-                                        [&](int64_t done) { progress_calls = done; });
+  const AccuracyReport report =
+      compare(shifted({0, 0, 0}), shifted({0.5f, 0, 0}), batches, {.classes = {1, 0, 0, 2}},
+              [&](int64_t done) { progress_calls = done; });
   EXPECT_EQ(progress_calls, 2);
   EXPECT_EQ(report.task, "classifier");
   EXPECT_EQ(report.samples, 4);
@@ -135,20 +151,33 @@ TEST(Accuracy, ComparesDetectorsByTheirBoxes) {
   const Tensor x = Tensor::from_vector<float>({50, 50, 20, 20, 0.9f, 0.9f, 0.1f,  //
                                                10, 10, 4, 4, 0.9f, 0.1f, 0.9f},
                                               Shape{1, 2, 7});
-  auto given = std::make_shared<bool>(false);
-  const quantization::CalibrationBatches batches = [x, given](std::map<std::string, Tensor>& batch) {
-    if (*given) return false;
-    batch = {{"x", x}};
-    return *given = true;
+  const auto batches = [x] {
+    auto given = std::make_shared<bool>(false);
+    return quantization::CalibrationBatches([x, given](std::map<std::string, Tensor>& batch) {
+      if (*given) return false;
+      batch = {{"x", x}};
+      return *given = true;
+    });
   };
-  const AccuracyReport report = compare(shifted(std::vector<float>(7, 0), Shape{1, 2, 7}),
-                                        shifted({3, 0, 0, 0, 0, 0, 0}, Shape{1, 2, 7}), batches);
+  const Predictor original = shifted(std::vector<float>(7, 0), Shape{1, 2, 7});
+  const Predictor moved = shifted({3, 0, 0, 0, 0, 0, 0}, Shape{1, 2, 7});
+  const AccuracyReport report = compare(original, moved, batches());
   EXPECT_EQ(report.task, "detector");
   EXPECT_EQ(report.samples, 1);
   EXPECT_DOUBLE_EQ(report.map50, 0.5);
   EXPECT_DOUBLE_EQ(report.top1_agreement, -1);
   EXPECT_DOUBLE_EQ(report.errors[0].max_abs, 3);
   EXPECT_NEAR(report.degradation_points(), 50, 1e-9);
+
+  // Labelled boxes: the original's label-0 box (40, 40, 60, 60) and a label-1 box at (8, 8, 12, 12),
+  // which the original finds and the moved model misses: mAP 1 -> 1/2.
+  const Labels labels{.boxes = {{{40, 40, 60, 60, 1, 0}, {8, 8, 12, 12, 1, 1}}}};
+  const AccuracyReport labelled = compare(original, moved, batches(), labels);
+  EXPECT_DOUBLE_EQ(labelled.reference_map50, 1.0);
+  EXPECT_DOUBLE_EQ(labelled.candidate_map50, 0.5);
+  EXPECT_NEAR(labelled.degradation_points(), 50, 1e-9);
+  // Labels of classes do not fit a detector.
+  EXPECT_THROW(compare(original, moved, batches(), {.classes = {1}}), Error);
 }
 
 TEST(Accuracy, GateWarnsAndFails) {

@@ -9,6 +9,29 @@
 #include "kiln/npy.hpp"
 
 namespace kiln::accuracy {
+namespace {
+
+// Rows (image index, label, x1, y1, x2, y2) grouped by image.
+std::vector<std::vector<Detection>> read_boxes(const std::string& path, const Shape& shape,
+                                               const std::vector<double>& values) {
+  KILN_CHECK(shape[1] == 6, ErrorCode::kShapeMismatch, "labels '", path,
+             "': boxes are rows (image, label, x1, y1, x2, y2), got shape ", shape);
+  std::vector<std::vector<Detection>> boxes;
+  for (int64_t k = 0; k < shape[0]; ++k) {
+    const double* row = values.data() + k * 6;
+    KILN_CHECK(row[0] >= 0 && row[0] == std::floor(row[0]) && row[1] == std::floor(row[1]),
+               ErrorCode::kInvalidArgument, "labels '", path, "': box ", k, " has image ", row[0],
+               " and label ", row[1], ", expected integers (image >= 0)");
+    const auto image = static_cast<size_t>(row[0]);
+    if (boxes.size() <= image) boxes.resize(image + 1);
+    boxes[image].push_back({static_cast<float>(row[2]), static_cast<float>(row[3]),
+                            static_cast<float>(row[4]), static_cast<float>(row[5]), 1.0f,
+                            static_cast<int64_t>(row[1])});
+  }
+  return boxes;
+}
+
+}  // namespace
 
 std::vector<int64_t> top1(const Tensor& scores) {
   KILN_CHECK(scores.ndim() >= 1 && scores.shape()[scores.ndim() - 1] > 0, ErrorCode::kShapeMismatch,
@@ -32,10 +55,13 @@ double agreement(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   return static_cast<double>(same) / static_cast<double>(a.size());
 }
 
-std::vector<int64_t> read_labels(const std::string& path) {
+Labels read_labels(const std::string& path) {
   if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
     const Tensor t = npy::load(path);
     const std::vector<double> values = t.cast(DType::kFloat64).contiguous().to_vector<double>();
+    if (t.ndim() == 2) return {.boxes = read_boxes(path, t.shape(), values)};
+    KILN_CHECK(t.ndim() == 1, ErrorCode::kShapeMismatch, "labels '", path,
+               "': expected (N) classes or (K, 6) boxes, got shape ", t.shape());
     std::vector<int64_t> labels;
     labels.reserve(values.size());
     for (size_t i = 0; i < values.size(); ++i) {
@@ -43,7 +69,7 @@ std::vector<int64_t> read_labels(const std::string& path) {
                  "': value ", i, " is ", values[i], ", expected an integer");
       labels.push_back(static_cast<int64_t>(values[i]));
     }
-    return labels;
+    return {.classes = labels};
   }
   std::ifstream in(path);
   KILN_CHECK(in.good(), ErrorCode::kIo, "labels '", path, "': cannot open");
@@ -65,7 +91,7 @@ std::vector<int64_t> read_labels(const std::string& path) {
                " is '", word, "', expected an integer");
     labels.push_back(label);
   }
-  return labels;
+  return {.classes = labels};
 }
 
 }  // namespace kiln::accuracy

@@ -95,6 +95,8 @@ std::string AccuracyReport::summary() const {
   if (reference_accuracy >= 0)
     out << ", accuracy " << percent(reference_accuracy) << " -> " << percent(candidate_accuracy);
   if (map50 >= 0) out << ", mAP@0.5 against the original's boxes " << percent(map50);
+  if (reference_map50 >= 0)
+    out << ", mAP@0.5 against the labels " << percent(reference_map50) << " -> " << percent(candidate_map50);
   for (const OutputError& e : errors)
     out << ", " << e.name << ": max |diff| " << std::setprecision(4) << e.max_abs << ", mean |diff| "
         << e.mean_abs;
@@ -102,7 +104,7 @@ std::string AccuracyReport::summary() const {
 }
 
 AccuracyReport compare(const Predictor& reference, const Predictor& candidate,
-                       const quantization::CalibrationBatches& batches, const std::vector<int64_t>& labels,
+                       const quantization::CalibrationBatches& batches, const Labels& labels,
                        const Progress& progress) {
   AccuracyReport report;
   std::vector<double> error_sums;
@@ -159,16 +161,29 @@ AccuracyReport compare(const Predictor& reference, const Predictor& candidate,
     report.errors[i].mean_abs = error_counts[i] ? error_sums[i] / static_cast<double>(error_counts[i]) : 0;
   if (report.task == "classifier") {
     report.top1_agreement = agreement(reference_top1, candidate_top1);
-    if (!labels.empty()) {
-      KILN_CHECK(labels.size() == reference_top1.size(), ErrorCode::kShapeMismatch,
-                 "accuracy check: ", labels.size(), " labels for ", reference_top1.size(),
+    if (!labels.classes.empty()) {
+      KILN_CHECK(labels.classes.size() == reference_top1.size(), ErrorCode::kShapeMismatch,
+                 "accuracy check: ", labels.classes.size(), " labels for ", reference_top1.size(),
                  " validation samples");
-      report.reference_accuracy = agreement(reference_top1, labels);
-      report.candidate_accuracy = agreement(candidate_top1, labels);
+      report.reference_accuracy = agreement(reference_top1, labels.classes);
+      report.candidate_accuracy = agreement(candidate_top1, labels.classes);
     }
   } else if (report.task == "detector") {
     report.map50 = mean_average_precision(candidate_boxes, reference_boxes, 0.5f);
+    if (!labels.boxes.empty()) {
+      KILN_CHECK(labels.boxes.size() <= reference_boxes.size(), ErrorCode::kShapeMismatch,
+                 "accuracy check: labelled boxes for image ", labels.boxes.size() - 1, " of ",
+                 reference_boxes.size(), " validation images");
+      std::vector<std::vector<Detection>> truth = labels.boxes;
+      truth.resize(reference_boxes.size());
+      report.reference_map50 = mean_average_precision(reference_boxes, truth, 0.5f);
+      report.candidate_map50 = mean_average_precision(candidate_boxes, truth, 0.5f);
+    }
   }
+  KILN_CHECK(labels.empty() || report.reference_accuracy >= 0 || report.reference_map50 >= 0,
+             ErrorCode::kInvalidArgument, "accuracy check: labels of ",
+             labels.classes.empty() ? "boxes" : "classes", " given for a model whose first output (",
+             report.task, ") they do not fit");
   return report;
 }
 
