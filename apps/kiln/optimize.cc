@@ -160,10 +160,9 @@ class Optimizer {
                            .ms = median_latencies(original, args_.bench_batches, args_.iterations),
                            .weight_bytes = weight_bytes(original_),
                            .accuracy = original_accuracy(original)});
-    std::string warning;
     for (const Step& step : steps_) {
       apply(step);
-      const Predictor stage = predictor(model_, fused_ ? "all" : "basic");
+      const Predictor stage = predictor(model_, run_at_level_all_ ? "all" : "basic");
       StageRow row{.stage = "+ " + step.label(),
                    .ms = median_latencies(stage, args_.bench_batches, args_.iterations),
                    .weight_bytes = weight_bytes(model_)};
@@ -211,7 +210,7 @@ class Optimizer {
       graph::PassManager::for_level(graph::OptLevel::kAll).run(target);
       graph::expand_fused_ops_pass().run(target);
       target.infer_shapes(/*allow_unknown=*/true);
-      fused_ = true;
+      run_at_level_all_ = true;
     } else if (step.name == "prune") {
       pruning::PruneReport report;
       target = pruning::prune_channels(std::move(target), {.ratio = step.ratio}, &report);
@@ -228,7 +227,7 @@ class Optimizer {
       bar.reset();
       std::cerr << "  " << result.thresholds.size() << " activations quantized (" << args_.calib_mode << ", "
                 << result.batches << " batches)\n";
-      fused_ = true;  // the QDQ pairs become int8 kernels at opt level all
+      run_at_level_all_ = true;  // the QDQ pairs become int8 kernels at opt level all
     }
     if (low_) model_ = convert_low();
   }
@@ -316,7 +315,7 @@ class Optimizer {
   accuracy::Labels labels_;
   graph::Graph original_, model_, before_low_;
   std::optional<std::string> low_;  // "bf16" | "fp16" once converted
-  bool fused_ = false;
+  bool run_at_level_all_ = false;   // once fuse or int8 has run
   StageTable table_;
   std::optional<accuracy::AccuracyReport> last_report_;
 };

@@ -40,7 +40,8 @@ bool takes_low_type(const Node* n, DType low) {
     ops::TensorInfo info = *in->info;
     if (info.dtype == DType::kFloat32) info.dtype = low;
     infos.push_back(info);
-    // A float value that sets a shape (Resize's scales) is refused with the low type below.
+    // Float constants are not given: an op whose output shape needs a float value (Resize's scales)
+    // cannot infer without it, and stays float32.
     values.push_back(in->is_constant() && in->info->dtype != DType::kFloat32 ? &in->constant : nullptr);
   }
   std::vector<ops::TensorInfo> out;
