@@ -10,7 +10,10 @@
 // NMS, TopK, ...; the int8 ops and the QDQ pairs), it lies on a path from a DequantizeLinear to a
 // QuantizeLinear or reads the one or feeds the other (what becomes an int8 kernel, with its
 // activation and residual, keeps float32 and no Cast enters an int8 chain), or its op does not take
-// the low type (the op's type inference refuses it, or leaves a float32 output float32). Float32
+// the low type (the op's type inference refuses it, or leaves a float32 output float32), or the
+// registered fast kernels (oneDNN) take the node in float32 but not in the low type (fp16 on CPUs
+// without AVX512-FP16), unless `fast_kernels_only` is off (a file for another runtime); a node they
+// take in neither type (Reshape, Slice, ...) follows its inputs: low when they all come low. Float32
 // initializers that low nodes read become low-type initializers; a Cast goes wherever a value
 // crosses from one precision to the other (one per value and direction, shared by its readers).
 // Graph inputs and outputs keep float32 (a Cast at entry and exit, as onnxconverter-common's
@@ -35,6 +38,9 @@ struct MixedPrecisionOptions {
   // Added to default_fp32_ops(): op types, and node names, that stay float32.
   std::vector<std::string> fp32_op_types;
   std::vector<std::string> fp32_node_names;
+  // Keep float32 the nodes that have a fast kernel in float32 and none in the low type. Off:
+  // decide by the ops' schemas alone, for a model meant for another runtime.
+  bool fast_kernels_only = true;
 };
 
 // The op types kept in float32 unless the caller says otherwise.

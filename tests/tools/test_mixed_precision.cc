@@ -16,6 +16,7 @@
 #include "kiln/mixed_precision.hpp"
 #include "kiln/npy.hpp"
 #include "kiln/predictor.hpp"
+#include "runtime/kernel_provider.h"
 #include "runtime/runtime_test_util.h"
 #include "test_support.h"
 #include "tools/digits_cnn.h"
@@ -29,6 +30,10 @@ using graph::Value;
 using ops::TensorInfo;
 using runtime::testing::random_tensor;
 using runtime::testing::reference_evaluate;
+
+// The structure tests decide by the ops' schemas alone, the same on every CPU (the fast kernels'
+// say is tested on its own below).
+const MixedPrecisionOptions kBySchema{.fast_kernels_only = false};
 
 Value* out0(Node* n) {
   return n->outputs[0];
@@ -80,7 +85,7 @@ TEST(MixedPrecision, SensitiveOpsStayFloat32BehindCasts) {
   std::mt19937 rng(1);
   const Graph fp32 = mlp_head(rng);
   MixedPrecisionReport report;
-  const Graph bf16 = convert_float(fp32.clone(), {}, &report);
+  const Graph bf16 = convert_float(fp32.clone(), kBySchema, &report);
   EXPECT_EQ(report.low_nodes, 3);  // MatMul, Add, Relu
   EXPECT_EQ(report.fp32_nodes, std::vector<std::string>{"Softmax 'softmax'"});
   EXPECT_EQ(report.converted_initializers, 2);
@@ -116,14 +121,16 @@ TEST(MixedPrecision, SensitiveOpsStayFloat32BehindCasts) {
 TEST(MixedPrecision, UserListsAddFloat32Islands) {
   std::mt19937 rng(2);
   MixedPrecisionReport report;
-  const Graph g =
-      convert_float(mlp_head(rng), {.low_type = DType::kFloat16, .fp32_node_names = {"relu"}}, &report);
+  const Graph g = convert_float(
+      mlp_head(rng), {.low_type = DType::kFloat16, .fp32_node_names = {"relu"}, .fast_kernels_only = false},
+      &report);
   EXPECT_EQ(report.low_nodes, 2);
   EXPECT_EQ(input_dtype(g, "fc", 0), DType::kFloat16);
   EXPECT_EQ(input_dtype(g, "relu", 0), DType::kFloat32);
   EXPECT_EQ(report.casts, 2);  // x to fp16, the Add's output back
 
-  const Graph by_op = convert_float(mlp_head(rng), {.fp32_op_types = {"MatMul"}}, &report);
+  const Graph by_op =
+      convert_float(mlp_head(rng), {.fp32_op_types = {"MatMul"}, .fast_kernels_only = false}, &report);
   EXPECT_EQ(input_dtype(by_op, "fc", 0), DType::kFloat32);
   EXPECT_EQ(input_dtype(by_op, "fc", 1), DType::kFloat32);
   EXPECT_EQ(input_dtype(by_op, "bias", 0), DType::kBFloat16);
@@ -141,7 +148,7 @@ TEST(MixedPrecision, OpsWhoseOutputTypeIsFixedStayFloat32) {
   g.set_outputs({y});
   g.infer_shapes();
   MixedPrecisionReport report;
-  const Graph bf16 = convert_float(std::move(g), {}, &report);
+  const Graph bf16 = convert_float(std::move(g), kBySchema, &report);
   EXPECT_EQ(report.fp32_nodes, std::vector<std::string>{"ConstantOfShape 'ones'"});
   EXPECT_EQ(input_dtype(bf16, "add", 1), DType::kBFloat16);
   EXPECT_EQ(bf16.find_node("add")->inputs[1]->producer->op, "Cast");
@@ -171,7 +178,7 @@ TEST(MixedPrecision, QuantizedChainsStayFloat32) {
   g.set_outputs({y});
   g.infer_shapes();
   MixedPrecisionReport report;
-  const Graph bf16 = convert_float(std::move(g), {}, &report);
+  const Graph bf16 = convert_float(std::move(g), kBySchema, &report);
   for (const char* name : {"mm", "sig", "silu", "mm2"})
     EXPECT_EQ(input_dtype(bf16, name, 0), DType::kFloat32) << name;
   EXPECT_EQ(input_dtype(bf16, "tail", 0), DType::kBFloat16);
@@ -188,30 +195,101 @@ TEST(MixedPrecision, BadArgumentsAreErrors) {
   EXPECT_THROW(parse_low_type("int8"), Error);
 }
 
-// The trained digits CNN: the fast kernels run its bf16 and fp16 graphs within a point of its
-// float32 accuracy, with scores within the low type's rounding.
+// The trained digits CNN in bf16 and fp16, converted by the ops' schemas alone (every node low)
+// and for the fast kernels this CPU has: within a point of its float32 accuracy, with scores
+// within the low type's rounding.
 TEST(MixedPrecision, DigitsCnnKeepsItsAccuracy) {
   const Graph fp32 = testing::trained_digits_cnn("mixed_precision_digits_cnn");
   const Tensor x = testing::digit_images(testing::kDigits + "/test_x.npy");
   const Tensor want = Predictor(fp32.clone(), {.opt_level = "all"}).predict({x})[0];
   const double fp32_accuracy = testing::digits_accuracy(want);
   for (const DType low : {DType::kBFloat16, DType::kFloat16}) {
-    MixedPrecisionReport report;
-    const Graph converted = convert_float(fp32.clone(), {.low_type = low}, &report);
-    EXPECT_EQ(report.fp32_nodes.size(), 0u) << dtype_name(low);
-    const Predictor predictor(converted.clone(), {.opt_level = "all"});
-    int low_convs = 0;
-    for (const Node* n : predictor.graph().nodes())
-      low_convs += n->op.find("Conv") != std::string::npos && n->inputs[0]->info->dtype == low;
-    EXPECT_EQ(low_convs, 2) << dtype_name(low);
-    const Tensor got = predictor.predict({x})[0];
-    const double accuracy = testing::digits_accuracy(got);
-    std::cout << dtype_name(low) << ": accuracy " << accuracy << " (fp32 " << fp32_accuracy
-              << "), max |diff| " << max_abs_difference(got, want) << " of max |score| " << max_abs(want)
-              << "\n";
-    EXPECT_GE(accuracy, fp32_accuracy - 0.01) << dtype_name(low);
-    EXPECT_LE(max_abs_difference(got, want), (low == DType::kBFloat16 ? 0.05f : 0.01f) * max_abs(want));
+    for (const bool fast_kernels_only : {false, true}) {
+      MixedPrecisionReport report;
+      const Graph converted =
+          convert_float(fp32.clone(), {.low_type = low, .fast_kernels_only = fast_kernels_only}, &report);
+      const Predictor predictor(converted.clone(), {.opt_level = "all"});
+      int low_convs = 0;
+      for (const Node* n : predictor.graph().nodes())
+        low_convs += n->op.find("Conv") != std::string::npos && n->inputs[0]->info->dtype == low;
+      if (!fast_kernels_only) {
+        EXPECT_EQ(report.fp32_nodes.size(), 0u) << dtype_name(low);
+        EXPECT_EQ(low_convs, 2) << dtype_name(low);
+      }
+      const Tensor got = predictor.predict({x})[0];
+      const double accuracy = testing::digits_accuracy(got);
+      std::cout << dtype_name(low) << (fast_kernels_only ? " (fast kernels only)" : "") << ": "
+                << report.low_nodes << " low nodes, " << low_convs << " low convs, accuracy " << accuracy
+                << " (fp32 " << fp32_accuracy << "), max |diff| " << max_abs_difference(got, want)
+                << " of max |score| " << max_abs(want) << "\n";
+      EXPECT_GE(accuracy, fp32_accuracy - 0.01) << dtype_name(low);
+      EXPECT_LE(max_abs_difference(got, want), (low == DType::kBFloat16 ? 0.05f : 0.01f) * max_abs(want));
+    }
   }
+}
+
+// A provider with kernels for two Sign nodes only (oneDNN has no Sign): "fp32_fast_sign" in
+// float32, "low_fast_sign" in float32 and bf16.
+class SignKernels : public runtime::KernelProvider {
+ public:
+  std::string name() const override { return "test_sign"; }
+  ops::KernelFn choose_kernel(const Node& node, const Attrs&) const override {
+    const DType dtype = node.inputs[0]->info->dtype;
+    const bool fp32_only = node.name == "fp32_fast_sign" && dtype == DType::kFloat32;
+    const bool low_too =
+        node.name == "low_fast_sign" && (dtype == DType::kFloat32 || dtype == DType::kBFloat16);
+    if (node.op != "Sign" || !(fp32_only || low_too)) return {};
+    return [](ops::KernelContext& ctx) {
+      const auto sign = [&](auto tag) {
+        using T = decltype(tag);
+        const T* in = ctx.input(0).data<T>();
+        T* out = ctx.output(0).data<T>();
+        for (int64_t i = 0; i < ctx.input(0).numel(); ++i) {
+          const float v = static_cast<float>(in[i]);
+          out[i] = T(static_cast<float>((v > 0) - (v < 0)));
+        }
+      };
+      if (ctx.input(0).dtype() == DType::kFloat32)
+        sign(float{});
+      else
+        sign(bfloat16{});
+    };
+  }
+};
+
+// x -> Sign "low_fast_sign" -> Sign "follows_low" and x -> Sign "fp32_fast_sign" -> Sign
+// "follows_fp32": a node with a fast kernel in float32 only stays float32, one with a fast kernel
+// in bf16 goes to bf16, and one with none in either type follows its input. By the schemas alone,
+// all go to bf16.
+TEST(MixedPrecision, FastKernelsDecideWhereTheyExist) {
+  static const SignKernels provider;
+  static const int registered = runtime::register_kernel_provider(provider, 1000);
+  (void)registered;
+  const auto sign_graph = [] {
+    Graph g;
+    Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{-1, 4}});
+    Value* a =
+        out0(g.add_node("Sign", {out0(g.add_node("Sign", {x}, {}, "low_fast_sign"))}, {}, "follows_low"));
+    Value* b =
+        out0(g.add_node("Sign", {out0(g.add_node("Sign", {x}, {}, "fp32_fast_sign"))}, {}, "follows_fp32"));
+    g.set_outputs({a, b});
+    g.infer_shapes();
+    return g;
+  };
+  MixedPrecisionReport report;
+  const Graph fast = convert_float(sign_graph(), {}, &report);
+  EXPECT_EQ(input_dtype(fast, "low_fast_sign", 0), DType::kBFloat16);
+  EXPECT_EQ(input_dtype(fast, "follows_low", 0), DType::kBFloat16);
+  EXPECT_EQ(input_dtype(fast, "fp32_fast_sign", 0), DType::kFloat32);
+  EXPECT_EQ(input_dtype(fast, "follows_fp32", 0), DType::kFloat32);
+  EXPECT_EQ(report.casts, 2);  // x to bf16, follows_low's output back
+  // The bf16 graph runs (the provider's kernels and the reference) and gives the signs.
+  const Tensor x = Tensor::from_vector<float>({-2, 0, 0.5f, 3}, Shape{1, 4});
+  const std::vector<Tensor> got = Predictor(fast.clone()).predict({x});
+  for (const Tensor& t : got) EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{-1, 0, 1, 1}));
+  const Graph by_schema = convert_float(sign_graph(), kBySchema);
+  for (const char* name : {"low_fast_sign", "follows_low", "fp32_fast_sign", "follows_fp32"})
+    EXPECT_EQ(input_dtype(by_schema, name, 0), DType::kBFloat16) << name;
 }
 
 const std::string kPython = std::string(KILN_SOURCE_DIR) + "/.venv/bin/python";
@@ -239,10 +317,15 @@ TEST(MixedPrecision, ExportedFilesPassTheCheckerAndRunInOnnxRuntime) {
   const Tensor fp32 = Predictor::load(dir / "float.onnx").predict({x})[0];
   for (const char* low : {"fp16", "bf16"}) {
     const std::string path = dir / (std::string(low) + ".onnx");
-    // ONNX's Conv, MaxPool and GlobalAveragePool take bf16 from opset 22 on.
-    onnx::export_model(
-        convert_float(onnx::import_model(dir / "float.onnx"), {.low_type = parse_low_type(low)}), path,
-        {.opset = std::string(low) == "bf16" ? 22 : 17});
+    // Converted by the schemas alone, as for another runtime: every Conv in the low type. ONNX's
+    // Conv, MaxPool and GlobalAveragePool take bf16 from opset 22 on.
+    const Graph converted = convert_float(onnx::import_model(dir / "float.onnx"),
+                                          {.low_type = parse_low_type(low), .fast_kernels_only = false});
+    int low_convs = 0;
+    for (const Node* n : converted.nodes())
+      low_convs += n->op == "Conv" && n->inputs[0]->info->dtype != DType::kFloat32;
+    EXPECT_EQ(low_convs, 3) << low;
+    onnx::export_model(converted, path, {.opset = std::string(low) == "bf16" ? 22 : 17});
     const Tensor kiln = Predictor::load(path, {.opt_level = "all"}).predict({x})[0];
     std::cout << low << ": |Kiln - fp32| " << max_abs_difference(kiln, fp32) << " of max " << max_abs(fp32)
               << "\n";

@@ -9,6 +9,7 @@
 #include "graph/graph.h"
 #include "kiln/error.hpp"
 #include "kiln/mixed_precision.hpp"
+#include "runtime/kernel_provider.h"
 
 namespace kiln::mixed_precision {
 namespace {
@@ -17,7 +18,10 @@ using graph::Graph;
 using graph::Node;
 using graph::Value;
 
-enum class Precision { kLow, kFloat32, kNoFloat };
+// kFollowInputs: a node the fast kernels take in neither type (data movement on the reference
+// kernels: Reshape, Slice, ...) computes in the type its float inputs come in, so that it adds no
+// Casts of its own.
+enum class Precision { kLow, kFloat32, kNoFloat, kFollowInputs };
 
 bool is_float32(const Value* v) {
   return v && v->info && v->info->dtype == DType::kFloat32;
@@ -53,6 +57,51 @@ bool takes_low_type(const Node* n, DType low) {
   for (size_t i = 0; i < n->outputs.size() && i < out.size(); ++i)
     if (is_float32(n->outputs[i]) && out[i].dtype != low) return false;
   return true;
+}
+
+// Whether a registered fast-kernel provider (oneDNN) has a kernel for the node with its float32
+// tensors in `type`: asked on a copy of the node in a graph of its own, free dimensions taken as 1,
+// constants converted as the rewrite would convert them.
+bool fast_kernel_for(const Node* n, DType type) {
+  Graph scratch;
+  std::vector<Value*> inputs;
+  for (size_t i = 0; i < n->inputs.size(); ++i) {
+    const Value* in = n->inputs[i];
+    if (!in) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    if (!in->info) return false;
+    const std::string name = "input" + std::to_string(i);
+    if (in->is_constant()) {
+      inputs.push_back(scratch.add_initializer(
+          name, in->constant.dtype() == DType::kFloat32 ? in->constant.cast(type) : in->constant));
+      continue;
+    }
+    ops::TensorInfo info = *in->info;
+    if (info.dtype == DType::kFloat32) info.dtype = type;
+    std::vector<int64_t> dims(info.shape.begin(), info.shape.end());
+    for (int64_t& d : dims) d = d < 0 ? 1 : d;
+    info.shape = Shape(dims);
+    inputs.push_back(scratch.add_input(name, info));
+  }
+  Node* copy = scratch.add_node(n->op, inputs, n->attrs, n->name, static_cast<int>(n->outputs.size()));
+  try {
+    if (!scratch.infer_node(copy, /*allow_unknown=*/true)) return false;
+  } catch (const Error&) {
+    return false;
+  }
+  const Attrs attrs = copy->schema().bind(copy->attrs);
+  const runtime::KernelQuery query{*copy, attrs, std::vector<runtime::LayoutPtr>(inputs.size()),
+                                   std::vector<bool>(copy->outputs.size(), true)};
+  for (const runtime::KernelProvider* provider : runtime::registered_kernel_providers()) {
+    try {
+      if (provider->choose(query)) return true;
+    } catch (const Error&) {
+      // A provider that cannot handle the node's shapes has no kernel for it.
+    }
+  }
+  return false;
 }
 
 // The nodes on a path from a DequantizeLinear to a QuantizeLinear (the float ops that int8 kernels
@@ -94,7 +143,11 @@ Precision choose(const Node* n, const MixedPrecisionOptions& options, const std:
       std::find(options.fp32_node_names.begin(), options.fp32_node_names.end(), n->name) !=
           options.fp32_node_names.end())
     return Precision::kFloat32;
-  return takes_low_type(n, options.low_type) ? Precision::kLow : Precision::kFloat32;
+  if (!takes_low_type(n, options.low_type)) return Precision::kFloat32;
+  if (!options.fast_kernels_only || fast_kernel_for(n, options.low_type)) return Precision::kLow;
+  // The runtime would run the node's low-type form on the reference kernels while a fast one
+  // takes float32 (oneDNN's f16 kernels need AVX512-FP16, say): that is slower, not faster.
+  return fast_kernel_for(n, DType::kFloat32) ? Precision::kFloat32 : Precision::kFollowInputs;
 }
 
 // Rewrites the inputs of each node to the precision it computes in.
@@ -207,7 +260,17 @@ graph::Graph convert_float(graph::Graph model, const MixedPrecisionOptions& opti
   const std::vector<Node*> order = g.topological_order();
   std::map<const Node*, Precision> precision;
   const std::set<const Node*> quantized = quantized_region(order);
-  for (const Node* n : order) precision[n] = choose(n, options, fp32_ops, quantized);
+  for (const Node* n : order) {
+    Precision p = choose(n, options, fp32_ops, quantized);
+    if (p == Precision::kFollowInputs) {
+      p = Precision::kLow;
+      for (const Value* v : n->inputs)
+        if (is_float32(v) && !v->is_constant() &&
+            (!v->producer || precision.at(v->producer) != Precision::kLow))
+          p = Precision::kFloat32;
+    }
+    precision[n] = p;
+  }
 
   MixedPrecisionReport local;
   MixedPrecisionReport& out = report ? *report : local;
