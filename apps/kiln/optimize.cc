@@ -242,7 +242,7 @@ class Optimizer {
                                        &report);
     std::cerr << "  " << *low_ << ": " << report.low_nodes << " nodes in " << *low_ << ", "
               << report.fp32_nodes.size() << " kept in fp32, " << report.casts << " casts\n";
-    constexpr size_t kListed = 8;
+    constexpr size_t kListed = 16;
     if (!report.fp32_nodes.empty() && report.fp32_nodes.size() <= kListed) {
       std::cerr << "  in fp32:";
       for (const std::string& label : report.fp32_nodes) std::cerr << " " << label;
