@@ -1,31 +1,36 @@
 #!/usr/bin/env bash
-# Kiln's main job, from a fresh machine: install what is missing, build, and run the demo:
-# the NDArray API, then a model's way to production with the kiln command line: import an ONNX
-# model, convert it to MXNet's format and back, optimize it (Conv+BN folding, post-op fusion),
-# benchmark the reference kernels against oneDNN's, and profile it per op.
+# Kiln's main job, from a fresh machine: install what is missing, build, then train a CNN with the
+# Gluon API (C++), export it, and take it to production with `kiln optimize`: operator fusion,
+# bf16 and int8 calibrated on training images, each stage checked against the original on the
+# test set (the gate fails the run if accuracy drops more than 2 points) and timed against ONNX
+# Runtime. Ends with the optimized model's per-op profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-scripts/build.sh release --target ndarray_basics kiln_cli
+scripts/build.sh release --target train_cnn kiln_cli
 kiln=build/release/apps/kiln/kiln
 demo=build/demo
-mkdir -p "$demo"
+rm -rf "$demo" && mkdir -p "$demo"
 
-echo "== ndarray_basics =="
-build/release/examples/cpp/ndarray_basics
+echo "== train the digits CNN with Gluon (C++), hybridize and export it =="
+build/release/examples/cpp/train_cnn data/digits --export "$demo/digits_cnn" | tail -n 4
 
-echo "== a residual CNN, exported as PyTorch would (ONNX opset 17, free batch) =="
-.venv/bin/python examples/models/write_demo_cnn.py "$demo/cnn.onnx"
-"$kiln" info "$demo/cnn.onnx" --shape data=1,3,64,64
+echo "== calibration (32 batches of 8 training images) and validation (the test set) data =="
+.venv/bin/python - "$demo" <<'PY'
+import os, sys
+import numpy as np
+demo = sys.argv[1]
+train = np.load("data/digits/train_x.npy").reshape(-1, 1, 8, 8).astype(np.float32)
+os.makedirs(f"{demo}/calib"); os.makedirs(f"{demo}/val")
+for i in range(32):
+    np.save(f"{demo}/calib/{i:03d}.npy", train[8 * i:8 * i + 8])
+np.save(f"{demo}/val/test.npy", np.load("data/digits/test_x.npy").reshape(-1, 1, 8, 8).astype(np.float32))
+PY
 
-echo "== to MXNet's format and back, optimized on the way =="
-"$kiln" convert "$demo/cnn.onnx" "$demo/cnn-symbol.json"
-"$kiln" convert "$demo/cnn-symbol.json" "$demo/cnn_simplified.onnx" --simplify
+echo "== kiln optimize: fuse, bf16, int8, with the accuracy gate and ONNX Runtime as reference =="
+"$kiln" optimize "$demo/digits_cnn" --steps fuse,bf16,int8 --calib "$demo/calib" --val "$demo/val" \
+  --labels data/digits/test_y.npy --max-degradation 2 --report "$demo/report.md" -o "$demo/digits_cnn_optimized.onnx"
 
-echo "== benchmark: reference kernels, then oneDNN's (batch 8) =="
-"$kiln" bench "$demo/cnn.onnx" --batch 8 --iters 20 --kernels reference
-"$kiln" bench "$demo/cnn.onnx" --batch 8 --iters 50 --kernels fast
-
-echo "== profile (per-op table; Chrome trace in $demo/trace.json) =="
-"$kiln" profile "$demo/cnn.onnx" --out "$demo/trace.json" >"$demo/profile.txt"
-head -n 30 "$demo/profile.txt"
+echo "== the optimized model, per op (Chrome trace in $demo/trace.json) =="
+"$kiln" profile "$demo/digits_cnn_optimized.onnx" --out "$demo/trace.json" >"$demo/profile.txt"
+head -n 20 "$demo/profile.txt"

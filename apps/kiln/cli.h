@@ -57,5 +57,6 @@ void add_profile_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_prune_command(CLI::App& app);
+void add_optimize_command(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -1,6 +1,8 @@
-// kiln: inspect, run, benchmark, profile, convert, quantize and prune models from the command line.
+// kiln: inspect, run, benchmark, profile, convert, quantize, prune and optimize models from the
+// command line.
 //   kiln info MODEL | run MODEL --input NAME=FILE.npy | bench MODEL | profile MODEL | convert IN OUT
 //   | quantize MODEL --calib DIR -o OUT.onnx | prune MODEL --ratio R [--structured] -o OUT.onnx
+//   | optimize MODEL --steps fuse,bf16,int8 --calib DIR [--val DIR --labels FILE] -o OUT.onnx
 // Failures print "kiln: error: <message>" and exit 1; usage errors exit 2.
 #include <iostream>
 
@@ -9,8 +11,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "kiln: inspect, run, benchmark, profile, convert, quantize and prune models (MXNet -symbol.json + "
-      ".params, .onnx)",
+      "kiln: inspect, run, benchmark, profile, convert, quantize, prune and optimize models (MXNet "
+      "-symbol.json + .params, .onnx)",
       "kiln"};
   app.require_subcommand(1);
   kiln::cli::add_info_command(app);
@@ -20,6 +22,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_convert_command(app);
   kiln::cli::add_quantize_command(app);
   kiln::cli::add_prune_command(app);
+  kiln::cli::add_optimize_command(app);
   try {
     app.parse(argc, argv);  // the chosen subcommand runs inside parse()
   } catch (const CLI::ParseError& e) {

@@ -3,7 +3,11 @@
 // MaxPool 2 - Dense(64, relu) - Dense(10), Adam lr 0.002, 15 epochs of batch 64. Prints the loss
 // and accuracies per epoch and the training throughput; test accuracy reaches >= 98%.
 //
-//   train_cnn [data_dir] [--imperative]   (default: data/digits; --imperative: no hybridize)
+//   train_cnn [data_dir] [--imperative] [--export PREFIX]
+//
+// data_dir defaults to data/digits; --imperative trains without hybridize; --export writes the
+// trained net with Gluon's export as an MXNet model for one image per call (PREFIX-symbol.json,
+// PREFIX-0000.params), which kiln::Predictor, `kiln optimize` and MXNet load.
 #include <chrono>
 #include <iomanip>
 #include <iostream>
@@ -32,8 +36,25 @@ double accuracy(nn::HybridBlock& net, const NDArray& x, const NDArray& y) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const std::string dir = argc > 1 ? argv[1] : "data/digits";
-  const bool imperative = argc > 2 && std::string(argv[2]) == "--imperative";
+  std::string dir = "data/digits", export_prefix;
+  bool imperative = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--imperative") {
+      imperative = true;
+    } else if (arg == "--export" && i + 1 < argc) {
+      export_prefix = argv[++i];
+    } else if (arg.rfind("--", 0) == 0) {
+      std::cerr << "usage: train_cnn [data_dir] [--imperative] [--export PREFIX]\n";
+      return 2;
+    } else {
+      dir = arg;
+    }
+  }
+  if (imperative && !export_prefix.empty()) {
+    std::cerr << "train_cnn: --export needs the hybridized net (drop --imperative)\n";
+    return 2;
+  }
   const NDArray train_x = images(dir + "/train_x.npy"), test_x = images(dir + "/test_x.npy");
   const NDArray train_y(npy::load(dir + "/train_y.npy")), test_y(npy::load(dir + "/test_y.npy"));
 
@@ -83,6 +104,12 @@ int main(int argc, char** argv) try {
   std::cout << "training throughput: " << std::setprecision(0)
             << static_cast<double>(trained_samples) / train_seconds << " samples/s\n";
   std::cout << "final test accuracy: " << std::setprecision(4) << test_acc << "\n";
+  if (!export_prefix.empty()) {
+    // The export takes the input shape of the last call: one image.
+    net(test_x.slice(0, 0, 1));
+    net.export_model(export_prefix);
+    std::cout << "exported " << export_prefix << "-symbol.json, " << export_prefix << "-0000.params\n";
+  }
   return test_acc >= 0.98 ? 0 : 1;
 } catch (const kiln::Error& e) {
   std::cerr << "train_cnn: " << e.what() << "\n";

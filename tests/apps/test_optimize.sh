@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `kiln optimize` end to end on the digits CNN that examples/cpp/train_cnn trains and exports:
+# fuse,bf16,int8 with the accuracy gate passes and prints the stage table (and writes it as
+# Markdown); ONNX's checker passes the written model and ONNX Runtime gets the digits' test
+# accuracy from it; 90% of channels pruned without fine-tuning fails the gate (exit 1, no model
+# written) and without --max-degradation warns; --fp32-op keeps ops in fp32; bad steps are usage
+# errors.
+# Usage: test_optimize.sh KILN TRAIN_CNN PYTHON DIGITS_DIR WORKDIR
+set -euo pipefail
+kiln=$1 train_cnn=$2 python=$3 digits=$4 dir=$5
+rm -rf "$dir" && mkdir -p "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+expect_status() {
+  local want=$1; shift
+  set +e; "$@" >"$dir/out.txt" 2>"$dir/err.txt"; local got=$?; set -e
+  [ "$got" -eq "$want" ] || { cat "$dir/out.txt" "$dir/err.txt" >&2; fail "'$*' exited $got, expected $want"; }
+  if [ "$want" -eq 1 ]; then grep -q "^kiln: error: " "$dir/err.txt" || fail "'$*' printed no 'kiln: error:'"; fi
+}
+
+"$train_cnn" "$digits" --export "$dir/digits_cnn" >/dev/null
+# Calibration: 32 batches of 8 training images; validation: the test set in one file.
+"$python" - "$digits" "$dir" <<'PY'
+import os, sys
+import numpy as np
+digits, out = sys.argv[1:]
+train = np.load(f"{digits}/train_x.npy").reshape(-1, 1, 8, 8).astype(np.float32)
+os.makedirs(f"{out}/calib"); os.makedirs(f"{out}/val")
+for i in range(32):
+    np.save(f"{out}/calib/{i:03d}.npy", train[8 * i:8 * i + 8])
+np.save(f"{out}/val/test.npy", np.load(f"{digits}/test_x.npy").reshape(-1, 1, 8, 8).astype(np.float32))
+PY
+
+expect_status 0 "$kiln" optimize "$dir/digits_cnn" --steps fuse,bf16,int8 --calib "$dir/calib" --val "$dir/val" \
+  --labels "$digits/test_y.npy" --max-degradation 1 --iters 5 --report "$dir/report.md" -o "$dir/optimized.onnx"
+for row in "original (fp32)" "+ fuse" "+ bf16" "+ int8"; do
+  grep -q "^$row " "$dir/out.txt" || fail "no stage row '$row'"
+  grep -q "^| $row |" "$dir/report.md" || fail "no Markdown row '$row'"
+done
+grep -q "^ONNX Runtime (original) \|ONNX Runtime row skipped" "$dir/out.txt" || fail "no ONNX Runtime row or note"
+grep -q "calibration \[#*\] 32/32" "$dir/err.txt" || fail "no calibration progress bar on stderr"
+grep -q "validation (int8) \[#*\] 1/1" "$dir/err.txt" || fail "no validation progress bar on stderr"
+grep -q "accuracy: 360 samples" "$dir/out.txt" || fail "no accuracy summary"
+"$python" - "$dir/optimized.onnx" "$digits" <<'PY'
+import sys
+import numpy as np
+import onnx
+import onnxruntime as ort
+path, digits = sys.argv[1:]
+onnx.checker.check_model(onnx.load(path), full_check=True)
+session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+x = np.load(f"{digits}/test_x.npy").reshape(-1, 1, 8, 8).astype(np.float32)
+y = np.load(f"{digits}/test_y.npy")
+name = session.get_inputs()[0].name
+predicted = [int(np.argmax(session.run(None, {name: x[i:i + 1]})[0])) for i in range(len(x))]
+accuracy = float(np.mean(np.array(predicted) == y))
+assert accuracy >= 0.97, accuracy
+print(f"ONNX Runtime on the optimized model: accuracy {accuracy:.4f}")
+PY
+
+# The gate: 90% of the channels pruned, no fine-tuning.
+expect_status 1 "$kiln" optimize "$dir/digits_cnn" --steps prune=0.9 --val "$dir/val" --labels "$digits/test_y.npy" \
+  --max-degradation 1 --iters 2 --no-onnxruntime -o "$dir/pruned.onnx"
+grep -q "accuracy dropped by .* points" "$dir/err.txt" || fail "the gate's error names no drop"
+[ ! -e "$dir/pruned.onnx" ] || fail "a model that failed the gate was written"
+# Without --max-degradation the same drop is a warning.
+expect_status 0 "$kiln" optimize "$dir/digits_cnn" --steps prune=0.9 --val "$dir/val" --labels "$digits/test_y.npy" \
+  --iters 2 --no-onnxruntime -o "$dir/pruned.onnx"
+grep -q "^kiln: warning: accuracy dropped" "$dir/err.txt" || fail "no warning for the drop"
+
+# fp32 islands chosen by op type; a node name the model lacks is an error.
+expect_status 0 "$kiln" optimize "$dir/digits_cnn" --steps bf16 --fp32-op Gemm --iters 2 --no-onnxruntime \
+  -o "$dir/bf16.onnx"
+[ "$(grep "^  in fp32:" "$dir/err.txt" | grep -o "Gemm '" | wc -l)" -eq 2 ] || fail "--fp32-op Gemm did not keep the 2 Gemms"
+expect_status 1 "$kiln" optimize "$dir/digits_cnn" --steps bf16 --fp32-node no_such_node --iters 2 \
+  --no-onnxruntime -o "$dir/bf16.onnx"
+
+expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps fuse,quantize -o "$dir/x.onnx"
+expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps int8 -o "$dir/x.onnx"
+expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps prune=1.5 -o "$dir/x.onnx"
+expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps fuse --labels "$digits/test_y.npy" -o "$dir/x.onnx"
+echo "kiln optimize: all checks passed"
