@@ -16,9 +16,9 @@ of the model's input shape at batch 1 (seed --seed), written once as .npy files.
   Kiln fp32   `kiln bench MODEL`; ORT fp32 the ORT session on MODEL, for reference.
 Rounds alternate the four (order rotated per round) so that the machine's load drifts onto all
 alike; each round's p50 over --iters calls (after warm-up), and the median of the rounds' p50s is
-reported, with the fastest single call (the least disturbed by other load on a shared machine). The
-outputs of each INT8 model on one more random input are compared with the fp32
-model's (relative max error, top-1 agreement).
+reported, with the fastest single call (the least disturbed by other load on a shared machine) and
+the load average over the rounds. The outputs of each INT8 model on one more random input are
+compared with the fp32 model's (relative max error, top-1 agreement).
 """
 
 from __future__ import annotations
@@ -147,12 +147,15 @@ def main():
     p50s = {k: [] for k in runners}
     mins = {k: [] for k in runners}
     order = list(runners)
+    loads = []  # the 1-minute load average after each round: other work on a shared machine
     for r in range(args.rounds):
         for k in order[r % len(order):] + order[: r % len(order)]:
             p50, fastest = runners[k]()
             p50s[k].append(p50)
             mins[k].append(fastest)
-        print(f"round {r + 1}: " + ", ".join(f"{k} {p50s[k][-1]:.1f} ms" for k in order), file=sys.stderr)
+        loads.append(os.getloadavg()[0])
+        print(f"round {r + 1} (load {loads[-1]:.1f}): " + ", ".join(f"{k} {p50s[k][-1]:.1f} ms" for k in order),
+              file=sys.stderr)
     median = {k: statistics.median(v) for k, v in p50s.items()}
     best = {k: min(v) for k, v in mins.items()}
 
@@ -165,7 +168,8 @@ def main():
 
     print(f"model {os.path.basename(args.model)}, batch 1, {args.threads} threads, {args.rounds} rounds x "
           f"{args.iters} calls; calibration: {args.calib_batches} random-normal batches (seed {args.seed}); "
-          f"Kiln mode {args.mode} ({kiln_quantize_s:.0f} s), ORT MinMax ({ort_quantize_s:.0f} s)\n")
+          f"Kiln mode {args.mode} ({kiln_quantize_s:.0f} s), ORT MinMax ({ort_quantize_s:.0f} s); "
+          f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores\n")
     print("| runtime | p50 ms (median of rounds) | rounds' p50 range | fastest call ms | speedup over Kiln fp32 "
           "(p50; fastest) |")
     print("|---|---|---|---|---|")

@@ -20,6 +20,10 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Runs the program again with a short OpenMP spin (GOMP_SPINCOUNT) unless the caller chose one
+// (openmp_spin.cc says why); returns when it does not.
+void spin_openmp_briefly(char** argv);
+
 // MODEL, --epoch and the load options every subcommand takes.
 struct ModelArgs {
   std::string model;

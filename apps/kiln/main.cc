@@ -10,6 +10,7 @@
 #include "kiln/error.hpp"
 
 int main(int argc, char** argv) {
+  kiln::cli::spin_openmp_briefly(argv);
   CLI::App app{
       "kiln: inspect, run, benchmark, profile, convert, quantize, prune and optimize models (MXNet "
       "-symbol.json + .params, .onnx)",

@@ -69,7 +69,11 @@ void plan_arena(Plan& plan, const CompileOptions& options) {
       TensorLifetime lt{v.nbytes(), s, std::max(s, last_read[static_cast<size_t>(out)]), -1};
       for (size_t slot = 0; options.inplace && lt.reuse < 0 && slot < step.inputs.size(); ++slot) {
         const int in = step.inputs[slot];
-        if (in < 0 || !step.schema->is_elementwise()) continue;
+        // A kernel's inplace_input holds only while no other input of the step reads the value.
+        const bool may_share = step.schema->is_elementwise() ||
+                               (out == step.outputs[0] && static_cast<int>(slot) == step.inplace_input &&
+                                std::count(step.inputs.begin(), step.inputs.end(), in) == 1);
+        if (in < 0 || !may_share) continue;
         const PlanValue& iv = plan.values[static_cast<size_t>(in)];
         if (iv.kind != PlanValue::Kind::kArena || last_read[static_cast<size_t>(in)] != s) continue;
         if (iv.info.dtype != v.info.dtype || iv.info.shape != v.info.shape) continue;
@@ -174,6 +178,7 @@ std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& o
     }
     step.kernel = std::move(choice.kernel);
     step.make_state = std::move(choice.make_state);
+    step.inplace_input = choice.inplace_input;
     if (!step.kernel) missing_kernels += (num_missing++ ? ", " : "") + n->label();
     for (size_t i = 0; i < n->outputs.size(); ++i) {
       const bool is_output = query.output_row_major[i];

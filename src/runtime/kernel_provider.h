@@ -36,12 +36,16 @@ struct KernelQuery {
 // Makes the state one executor keeps for a kernel (see ops::KernelState).
 using KernelStateFactory = std::function<std::unique_ptr<ops::KernelState>()>;
 
-// A provider's answer: the kernel, the layout each output is written in, and the kernel's
-// per-executor state.
+// A provider's answer: the kernel, the layout each output is written in, the kernel's
+// per-executor state, and the input whose buffer output 0 may take over.
 struct KernelChoice {
   ops::KernelFn kernel;
   std::vector<LayoutPtr> output_layouts;  // empty: all row-major
   KernelStateFactory make_state;          // empty: the kernel keeps no state
+  // >= 0: output 0 may be written into this input's buffer (when the input has the output's
+  // dtype, shape and layout and no later step reads it): the kernel reads each element of the
+  // input before it writes that element, as an int8 convolution accumulating its residual does.
+  int inplace_input = -1;
   explicit operator bool() const { return static_cast<bool>(kernel); }
 };
 

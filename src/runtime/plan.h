@@ -66,6 +66,7 @@ struct PlanStep {
   std::string provider;           // the KernelProvider that supplied the kernel
   std::vector<int> inputs;        // value ids (into Plan::values); -1 for a missing optional input
   std::vector<int> outputs;
+  int inplace_input = -1;  // KernelChoice::inplace_input of the step's kernel
 };
 
 struct Plan {

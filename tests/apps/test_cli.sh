@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The kiln command line end to end on a small MXNet MLP: info (text and JSON), run (outputs equal
-# the Predictor's), bench --json fields, profile's Chrome trace, convert (MXNet <-> ONNX, --simplify
-# on ONNX models written here), quantize (QDQ ONNX that ONNX Runtime runs), and exit statuses for
-# errors.
+# the Predictor's), bench --json fields, OpenMP's spin setting, profile's Chrome trace, convert
+# (MXNet <-> ONNX, --simplify on ONNX models written here), quantize (QDQ ONNX that ONNX Runtime
+# runs), and exit statuses for errors.
 # Usage: test_cli.sh KILN MAKE_MLP_MODEL PYTHON WORKDIR
 set -euo pipefail
 kiln=$1 make_model=$2 python=$3 dir=$4
@@ -55,6 +55,16 @@ for key in ["mean_ms", "p50_ms", "p90_ms", "p99_ms", "throughput", "gflops", "fl
 assert b["batch"] == 4 and b["iters"] == 20 and b["threads"] == 1
 assert 0 < b["p50_ms"] <= b["p90_ms"] <= b["p99_ms"] and b["throughput"] > 0 and b["gflops"] > 0, b
 PY
+
+# OpenMP's threads spin briefly (libgomp reports GOMP_SPINCOUNT 1000 in the re-run process) unless
+# the caller chose a spin; builds without OpenMP report nothing.
+OMP_DISPLAY_ENV=verbose "$kiln" info "$dir/mlp-symbol.json" >/dev/null 2>"$dir/omp.txt"
+if grep -q "GOMP_SPINCOUNT" "$dir/omp.txt"; then
+  grep -q "GOMP_SPINCOUNT = '1000'" "$dir/omp.txt" || fail "OpenMP spin: no GOMP_SPINCOUNT 1000"
+  GOMP_SPINCOUNT=77 OMP_DISPLAY_ENV=verbose "$kiln" info "$dir/mlp-symbol.json" >/dev/null 2>"$dir/omp.txt"
+  grep -q "GOMP_SPINCOUNT = '77'" "$dir/omp.txt" || fail "OpenMP spin: the caller's GOMP_SPINCOUNT was replaced"
+  ! grep -q "GOMP_SPINCOUNT = '1000'" "$dir/omp.txt" || fail "OpenMP spin: re-run despite the caller's setting"
+fi
 
 # profile: a valid Chrome trace with one event per node, and the aggregate table
 "$kiln" profile "$dir/mlp-symbol.json" --out "$dir/trace.json" --iters 3 >"$dir/profile.txt"

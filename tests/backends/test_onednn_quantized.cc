@@ -321,6 +321,50 @@ TEST(OnednnQLinearConv, ResidualIntoAFloatOutput) {
     ASSERT_NEAR(got[i], want[i], 0.051 + 1e-4 * std::fabs(want[i])) << i;
 }
 
+// The residual's buffer becomes the output's when the convolution is its last reader: the sum
+// post-op accumulates onto Z where it lies, with no copy. Z (from another int8 convolution of the
+// same input) and the output share an arena offset, and the result is the reference's.
+TEST(OnednnQLinearConv, ResidualAccumulatesInPlace) {
+  std::mt19937 rng(15);
+  graph::Graph g;
+  graph::Value* x = g.add_input("x", ops::TensorInfo{DType::kUInt8, Shape{1, 16, 9, 11}});
+  graph::Value* xs = g.add_initializer("xs", Tensor::scalar(0.02, DType::kFloat32));
+  graph::Value* ws = g.add_initializer("ws", random_tensor(Shape{16}, rng, 0.002f, 0.01f));
+  graph::Value* zs = g.add_initializer("zs", Tensor::scalar(0.05, DType::kFloat32));
+  graph::Value* ys = g.add_initializer("ys", Tensor::scalar(0.07, DType::kFloat32));
+  graph::Value* zero = g.add_initializer("zero", Tensor::scalar(0, DType::kUInt8));
+  graph::Value* z =
+      g.add_node("FusedQLinearConv",
+                 {x, xs, nullptr, g.add_initializer("w1", random_8bit({16, 16, 1, 1}, DType::kInt8, rng)), ws,
+                  nullptr, zs, zero},
+                 {{"activation", "Relu"}})
+          ->outputs[0];
+  graph::Value* y =
+      g.add_node("FusedQLinearConv",
+                 {x, xs, nullptr, g.add_initializer("w2", random_8bit({16, 16, 3, 3}, DType::kInt8, rng)), ws,
+                  nullptr, ys, zero, g.add_initializer("b", random_tensor(Shape{16}, rng)), z, zs, zero},
+                 {{"pads", Ints{1, 1, 1, 1}}, {"activation", "Relu"}})
+          ->outputs[0];
+  // A graph output is allocated by the call, outside the arena: pool y (a 1x1 window) into one.
+  g.add_output(g.add_node("MaxPool", {y}, {{"kernel_shape", Ints{1, 1}}})->outputs[0]);
+  g.infer_shapes();
+  const auto reference = runtime::compile(g);
+  const auto fast = runtime::compile(g, {.providers = {onednn_provider()}});
+  ASSERT_EQ(fast->steps.at(1).provider, "onednn");
+  const runtime::PlanValue& z_value = fast->values.at(static_cast<size_t>(fast->steps[0].outputs[0]));
+  const runtime::PlanValue& y_value = fast->values.at(static_cast<size_t>(fast->steps[1].outputs[0]));
+  EXPECT_EQ(y_value.offset, z_value.offset) << "the output did not take over the residual's buffer";
+  EXPECT_EQ(fast->memory.num_inplace, 1);
+  const Tensor input = random_8bit({1, 16, 9, 11}, DType::kUInt8, rng);
+  const std::vector<float> want =
+      runtime::Executor(reference).run({input})[0].cast(DType::kFloat32).to_vector<float>();
+  const std::vector<float> got =
+      runtime::Executor(fast).run({input})[0].cast(DType::kFloat32).to_vector<float>();
+  // Z may land one step (0.05) away from the reference's, which moves y by under a step (0.07),
+  // plus y's own rounding: two steps at most.
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 2.0) << "element " << i;
+}
+
 // oneDNN pools 8-bit values in the channels-last layout its int8 convolutions write and read
 // (row-major 8-bit values stay with the reference kernel): int8 convolution, MaxPool, int8
 // convolution.

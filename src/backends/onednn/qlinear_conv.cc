@@ -2,11 +2,13 @@
 // activations with a per-tensor scale and zero point, s8 weights (zero point 0) with per-tensor or
 // per-output-channel scales, reordered once at compile time into the primitive's layout, a float
 // bias, ONNX Runtime's requantization before a residual as a chain of eltwise post-ops, the
-// residual as a sum post-op with its own scale and zero point (a binary post-op into a float32
-// output), the activation as an eltwise post-op, and the output requantized (u8 or s8) or left in
-// float32. Scales and zero points are oneDNN 3 run-time arguments (DNNL_ARG_ATTR_SCALES /
-// DNNL_ARG_ATTR_ZERO_POINTS), kept by the kernel since they are constants of the graph. The output
-// stays in the primitive's layout (channels last for int8) for the next kernel, as Conv's does.
+// residual as a sum post-op with its own scale and zero point (accumulated in place when the plan
+// lets the output take over the residual's buffer, else copied into the output first; a binary
+// post-op into a float32 output), the activation as an eltwise post-op, and the output
+// requantized (u8 or s8) or left in float32. Scales and zero points are oneDNN 3 run-time
+// arguments (DNNL_ARG_ATTR_SCALES / DNNL_ARG_ATTR_ZERO_POINTS), kept by the kernel since they are
+// constants of the graph. The output stays in the primitive's layout (channels last for int8) for
+// the next kernel, as Conv's does.
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -68,10 +70,12 @@ struct QConvKernel {
     std::shared_ptr<Storage> x_bytes, y_bytes;
     const void* src = read_port(ctx, x, ctx.input(kX), x_bytes);
     void* dst = write_port(y, ctx.output(0), y_bytes);
+    // In place (the plan gave the output Z's buffer when Z has no later reader), Z is there.
+    const void* z = residual ? ctx.input(kZ).raw_data() : nullptr;
     if (residual_reorder) {
-      reorder(ctx, *residual_reorder, ctx.input(kZ).raw_data(), dst);
-    } else if (residual && !binary_residual) {
-      std::memcpy(dst, ctx.input(kZ).raw_data(), residual->get_size());
+      reorder(ctx, *residual_reorder, z, dst);
+    } else if (residual && !binary_residual && z != dst) {
+      std::memcpy(dst, z, residual->get_size());
     }
     std::vector<Arg> args{{DNNL_ARG_SRC, x.used, src},
                           {DNNL_ARG_WEIGHTS, weights_desc, weights.get_data_handle()},
@@ -209,6 +213,8 @@ runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query
       target = dnnl::memory::desc(target.get_dims(), *z_type, target.get_strides());
     }
     if (*kernel->residual != target) kernel->residual_reorder = make_reorder(*kernel->residual, target);
+    // Z already lies where the sum reads it: the output may take over its buffer.
+    if (*z_type == y_type && !kernel->residual_reorder && !kernel->y.reorder) choice.inplace_input = kZ;
   }
   choice.kernel = [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
   return choice;
