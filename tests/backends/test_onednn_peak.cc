@@ -1,6 +1,8 @@
 // measure_matmul_peak_gflops against a naive triple-loop GEMM timed on the same machine: a real
 // peak measure must report more than that (oneDNN's blocked AVX kernels run several times
-// faster), and it refuses dtypes and arguments it cannot measure with a kiln::Error.
+// faster), and it refuses dtypes and arguments it cannot measure with a kiln::Error. Both are
+// timed alternately and the best of each compared, so that a share of the cores lost to other
+// processes during one measurement does not decide the outcome.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,16 +38,22 @@ double naive_gemm_gflops(int n) {
   return 2.0 * n * n * n / seconds[2] / 1e9;
 }
 
-TEST(OnednnPeak, Float32PeakIsAboveANaiveGemm) {
-  const double naive = naive_gemm_gflops(256);
-  const double peak = measure_matmul_peak_gflops(1, DType::kFloat32, 0.3);
+// The best of three alternating measurements of the naive GEMM and of the peak in `dtype`.
+void expect_peak_above_naive_gemm(DType dtype) {
+  double naive = 0, peak = 0;
+  for (int round = 0; round < 3; ++round) {
+    naive = std::max(naive, naive_gemm_gflops(256));
+    peak = std::max(peak, measure_matmul_peak_gflops(1, dtype, 0.3));
+  }
   EXPECT_GT(peak, naive) << "naive GEMM " << naive << " GFLOPS";
 }
 
+TEST(OnednnPeak, Float32PeakIsAboveANaiveGemm) {
+  expect_peak_above_naive_gemm(DType::kFloat32);
+}
+
 TEST(OnednnPeak, BFloat16PeakIsAboveANaiveFloat32Gemm) {
-  const double naive = naive_gemm_gflops(256);
-  const double peak = measure_matmul_peak_gflops(1, DType::kBFloat16, 0.3);
-  EXPECT_GT(peak, naive) << "naive GEMM " << naive << " GFLOPS";
+  expect_peak_above_naive_gemm(DType::kBFloat16);
 }
 
 TEST(OnednnPeak, RejectsOtherDtypesAndBadArguments) {
