@@ -198,6 +198,11 @@ std::optional<uint64_t> call_seed(const ops::OpSchema& schema) {
   return random::next_seed();
 }
 
+// A call that reads and writes at most this many elements in all is small work for the engine
+// (engine::WorkSize::kSmall): a few microseconds for an elementwise kernel, about what handing it
+// to an engine worker costs. Larger calls always go to the workers.
+constexpr int64_t kSmallOpElements = 4096;
+
 // Pushes one op. `given` holds the arrays to write into, or is empty to allocate new ones.
 std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArray>& inputs,
                              const AttrMap& attrs, int num_outputs, const std::vector<NDArray>& given) {
@@ -258,10 +263,14 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
   call->attrs = std::move(bound);
   call->seed = call_seed(schema);
   std::vector<engine::VarPtr> reads, writes;
+  int64_t elements = 0;
   for (const auto& in : inputs) {
     call->inputs.push_back(in.defined() ? in.view() : Tensor());
     call->inputs_contiguous &= !in.defined() || in.view().is_contiguous();
-    if (in.defined()) reads.push_back(in.chunk()->var);
+    if (in.defined()) {
+      reads.push_back(in.chunk()->var);
+      elements += in.size();
+    }
   }
   // An output that shares storage with an input is computed in a scratch buffer and copied in,
   // unless the op is elementwise (it reads each element before writing it, so aliasing is safe).
@@ -271,8 +280,10 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
     call->outputs.push_back(out.view());
     call->via_scratch.push_back(!out.view().is_contiguous() || (aliased && !schema.is_elementwise()));
     writes.push_back(out.chunk()->var);
+    elements += out.size();
   }
-  engine::get().push([call] { call->run(); }, std::move(reads), std::move(writes), op_name);
+  const auto size = elements <= kSmallOpElements ? engine::WorkSize::kSmall : engine::WorkSize::kUnknown;
+  engine::get().push([call] { call->run(); }, std::move(reads), std::move(writes), op_name, size);
   return outputs;
 }
 
