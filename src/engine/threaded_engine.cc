@@ -70,20 +70,27 @@ void grant(Var& var, std::vector<OpBlock*>& ready) {
   }
 }
 
+// Drops null vars, repeated vars and reads of written vars, in place (no allocation: this runs
+// on every push).
 void remove_duplicates(std::vector<VarPtr>& reads, std::vector<VarPtr>& writes) {
   auto contains = [](const std::vector<VarPtr>& v, const VarPtr& x, size_t end) {
     for (size_t i = 0; i < end; ++i)
       if (v[i] == x) return true;
     return false;
   };
-  std::vector<VarPtr> w;
-  for (auto& x : writes)
-    if (x && !contains(w, x, w.size())) w.push_back(x);
-  std::vector<VarPtr> r;
-  for (auto& x : reads)
-    if (x && !contains(w, x, w.size()) && !contains(r, x, r.size())) r.push_back(x);
-  reads = std::move(r);
-  writes = std::move(w);
+  auto keep = [](std::vector<VarPtr>& v, size_t i, size_t& kept) {
+    if (i != kept) v[kept] = std::move(v[i]);
+    ++kept;
+  };
+  size_t kept_writes = 0;
+  for (size_t i = 0; i < writes.size(); ++i)
+    if (writes[i] && !contains(writes, writes[i], kept_writes)) keep(writes, i, kept_writes);
+  writes.resize(kept_writes);
+  size_t kept_reads = 0;
+  for (size_t i = 0; i < reads.size(); ++i)
+    if (reads[i] && !contains(writes, reads[i], kept_writes) && !contains(reads, reads[i], kept_reads))
+      keep(reads, i, kept_reads);
+  reads.resize(kept_reads);
 }
 
 class ThreadedEngine final : public Engine {

@@ -216,7 +216,8 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
       break;
     }
   std::vector<std::optional<ops::TensorInfo>> infos;
-  std::vector<Tensor> known_values(inputs.size());
+  infos.reserve(inputs.size());
+  std::vector<Tensor> known_values;  // sized only for ops that read input values, most do not
   std::vector<const Tensor*> values(inputs.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const NDArray& in = inputs[i];
@@ -229,6 +230,7 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
     infos.emplace_back(ops::TensorInfo{in.dtype(), in.shape()});
     const size_t spec = std::min(i, schema.inputs().size() - 1);
     if (schema.inputs()[spec].value_sets_shape) {  // shape inference needs these values now
+      known_values.resize(inputs.size());
       known_values[i] = in.tensor().contiguous();
       values[i] = &known_values[i];
     }
@@ -241,6 +243,7 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
 
   std::vector<NDArray> outputs;
   if (given.empty()) {
+    outputs.reserve(out_infos.size());
     for (const auto& info : out_infos) outputs.emplace_back(Tensor::empty(info.shape, info.dtype, device));
   } else {
     KILN_CHECK(given.size() == out_infos.size(), ErrorCode::kInvalidArgument, op_name, ": ", given.size(),
@@ -263,6 +266,10 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
   call->attrs = std::move(bound);
   call->seed = call_seed(schema);
   std::vector<engine::VarPtr> reads, writes;
+  reads.reserve(inputs.size());
+  writes.reserve(outputs.size());
+  call->inputs.reserve(inputs.size());
+  call->outputs.reserve(outputs.size());
   int64_t elements = 0;
   for (const auto& in : inputs) {
     call->inputs.push_back(in.defined() ? in.view() : Tensor());
@@ -297,7 +304,8 @@ std::vector<NDArray> invoke(const std::string& op, const std::vector<NDArray>& i
 }
 
 NDArray invoke1(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs) {
-  return invoke(op, inputs, attrs).at(0);
+  std::vector<NDArray> outputs = invoke(op, inputs, attrs);
+  return std::move(outputs.at(0));
 }
 
 void invoke_into(const std::string& op, const std::vector<NDArray>& inputs,
