@@ -111,6 +111,16 @@ NDArray NDArray::reshape(const Shape& requested) const {
   return record_view(std::move(view), "Reshape", {*this, int64_array(target.dims())});
 }
 
+NDArray NDArray::flatten() const {
+  if (ndim() == 0) return reshape(Shape{1, 1});
+  if (!view_.is_contiguous()) return copy().flatten();
+  int64_t columns = 1;  // the product, not size() / rows, which a 0-sized first axis would lose
+  for (int a = 1; a < ndim(); ++a) columns *= shape()[a];
+  NDArray view(chunk_, view_.reshape(Shape{shape()[0], columns}));
+  if (!records_views_of(*this)) return view;
+  return record_view(std::move(view), "Flatten", {*this}, {{"axis", 1}});
+}
+
 NDArray NDArray::slice(int64_t axis, int64_t begin, int64_t end, int64_t step) const {
   NDArray view(chunk_, view_.slice(axis, begin, end, step));
   if (!records_views_of(*this)) return view;

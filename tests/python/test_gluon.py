@@ -211,6 +211,37 @@ print(repr(block(mx.nd.array(np.load({str(tmp_path / 'x.npy')!r}))).asnumpy().to
     np.testing.assert_allclose(np.array(eval(out)), expected, rtol=1e-5, atol=1e-6)
 
 
+class ConvHead(nn.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = nn.Conv2D(3, 3)
+        self.out = nn.Dense(4, flatten=False)
+
+    def hybrid_forward(self, F, x):
+        return self.out(F.flatten(self.conv(x)))
+
+
+def test_export_keeps_the_batch_free(tmp_path, run_mxnet):
+    net = ConvHead()
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    net(nd.array(rand(2, 2, 6, 6)))  # traced at batch 2
+    prefix = str(tmp_path / "net")
+    net.export(prefix)
+    x = rand(5, 2, 6, 6)
+    expected = net(nd.array(x)).asnumpy()
+    assert expected.shape == (5, 4)
+    (out,) = mx.Predictor(prefix + "-symbol.json").predict([x])
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-5, atol=1e-6)
+    np.save(str(tmp_path / "x.npy"), x)
+    out = run_mxnet(f"""
+import mxnet as mx, numpy as np
+block = mx.gluon.SymbolBlock.imports({prefix + '-symbol.json'!r}, ['data'], {prefix + '-0000.params'!r})
+print(repr(block(mx.nd.array(np.load({str(tmp_path / 'x.npy')!r}))).asnumpy().tolist()))
+""")
+    np.testing.assert_allclose(np.array(eval(out)), expected, rtol=1e-5, atol=1e-6)
+
+
 def test_lr_schedulers_and_optimizer_objects():
     sched = mx.lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)
     assert [sched(n) for n in (1, 2, 3, 4, 5)] == [1.0, 1.0, 0.5, 0.5, 0.25]

@@ -301,6 +301,8 @@ void bind_ndarray(py::module_& m) {
           },
           py::arg("dtype"), py::arg("copy") = true)
       .def("reshape", &reshape)
+      .def(
+          "flatten", [](const NDArray& a) { return a.flatten(); }, Release())
       .def("transpose",
            [](const NDArray& a, const py::args& axes) {
              std::vector<int64_t> perm;
