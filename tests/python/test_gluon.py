@@ -1,5 +1,7 @@
 """kiln.gluon against numpy and closed forms: layers, Python blocks (imperative and hybridized),
 losses, Trainer updates, data loading, initializers, metrics, save/load and export."""
+import contextlib
+import io
 import os
 
 import numpy as np
@@ -154,6 +156,60 @@ def test_data_loader_covers_every_sample():
 
     batches = list(gluon.data.DataLoader(Squares(), batch_size=2))
     np.testing.assert_array_equal(batches[1][0].asnumpy(), [4, 9])
+
+
+# Lists the batches that samplers and DataLoaders give, run with `mx` = kiln here and = MXNet 1.9.1
+# under run_mxnet: the printed lists must agree.
+SAMPLER_CASES = """
+import numpy as np
+data = mx.gluon.data
+seq = data.SequentialSampler(7, start=2)
+cases = {"sequential": list(seq), "len": len(seq)}
+for last in ("keep", "discard", "rollover"):
+    batches = data.BatchSampler(data.SequentialSampler(10), 3, last)
+    cases[last] = [len(batches), [list(map(int, b)) for b in batches], len(batches),
+                   [list(map(int, b)) for b in batches], len(batches)]
+np.random.seed(3)
+cases["random"] = [int(i) for i in data.RandomSampler(9)]
+cases["filter"] = list(data.FilterSampler(lambda s: s % 3 == 0, list(range(10))))
+x = np.arange(11, dtype=np.float32).reshape(11, 1)
+y = np.arange(11, dtype=np.int64) * 10
+dataset = data.ArrayDataset(x, y)
+def epoch(loader):
+    return [len(loader), [[b[0].asnumpy()[:, 0].tolist(), b[1].asnumpy().tolist()] for b in loader]]
+np.random.seed(5)
+cases["shuffle"] = epoch(data.DataLoader(dataset, batch_size=4, shuffle=True)) + \
+    epoch(data.DataLoader(dataset, batch_size=4, shuffle=True, last_batch="discard"))
+rollover = data.DataLoader(dataset, batch_size=4, last_batch="rollover")
+cases["rollover_loader"] = epoch(rollover) + epoch(rollover) + epoch(rollover)
+cases["sampler"] = epoch(data.DataLoader(dataset, batch_size=3, sampler=data.SequentialSampler(5, start=4)))
+cases["batch_sampler"] = epoch(data.DataLoader(dataset, batch_sampler=data.BatchSampler(
+    data.FilterSampler(lambda s: s[1] % 20 == 0, dataset), 2, "keep")))
+errors = []
+for kwargs in ({"batch_size": 2, "shuffle": True, "sampler": data.SequentialSampler(3)},
+               {"batch_sampler": data.BatchSampler(data.SequentialSampler(3), 2), "batch_size": 2},
+               {"batch_sampler": data.BatchSampler(data.SequentialSampler(3), 2), "last_batch": "keep"},
+               {}):
+    try:
+        data.DataLoader(dataset, **kwargs)
+        errors.append(None)
+    except ValueError:
+        errors.append("ValueError")
+cases["errors"] = errors
+print(repr(cases))
+"""
+
+
+def test_samplers_and_data_loader_match_mxnet(run_mxnet):
+    scope = {"mx": mx}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(SAMPLER_CASES, scope)
+    ours = eval(out.getvalue())
+    assert ours["keep"][1] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+    assert ours["rollover"][3][0] == [9, 0, 1]  # the carried sample opens the next epoch
+    theirs = eval(run_mxnet("import mxnet as mx\n" + SAMPLER_CASES))
+    assert ours == theirs
 
 
 def test_metrics_against_numpy():
