@@ -147,6 +147,17 @@ def test_boolean_masks():
         a[np.ones((5, 6), bool)]
 
 
+def test_gradients_through_negative_steps_and_masks():
+    x = mx.nd.array(np.arange(6, dtype=np.float32).reshape(3, 2))
+    x.attach_grad()
+    w = np.array([[1, 2], [3, 4]], np.float32)
+    with mx.autograd.record():
+        y = (x[::-2] * mx.nd.array(w)).sum() + (x[np.array([True, False, True])] * 10).sum()
+    y.backward()
+    # x[::-2] is rows 2 and 0; the mask takes rows 0 and 2.
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[3 + 10, 4 + 10], [0, 0], [1 + 10, 2 + 10]])
+
+
 def test_assignment_through_index_arrays():
     x = rand(6, 3)
     a = mx.nd.array(x)
