@@ -30,6 +30,7 @@ for name, label in [("BM_AddKernel/real_time", "Add kernel, 16M float32"),
 g = medians("engine.json")
 for name, label in [("BM_PushIndependent/real_time", "engine, independent ops"),
                     ("BM_PushChain/real_time", "engine, one dependency chain"),
+                    ("BM_PushSmallChain/real_time", "engine, one chain of small ops (run by the pusher)"),
                     ("BM_NDArraySmallAdd/real_time", "NDArray Add of 1-element arrays (inference+alloc+push+kernel)")]:
     print(f"{label}: {g[name]['ns_per_op'] * 1e9:.0f} ns per op")
 a = medians("allocator.json")

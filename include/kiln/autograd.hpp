@@ -61,4 +61,14 @@ NDArray grad(const NDArray& array);
 void backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads = {},
               bool retain_graph = false);
 
+// The gradients of `heads` with respect to `variables` (arrays marked with attach_grad() before
+// recording), returned as new arrays, one per variable (zeros where the heads do not depend on
+// it); the variables' gradient buffers are left as they are. With create_graph the gradient
+// computation is itself recorded, so the results can be differentiated again (higher-order
+// gradients; not through hybridized blocks, whose backward is a compiled graph); keep the graph
+// (retain_graph) to do so through the first one. head_grads and retain_graph as in backward().
+std::vector<NDArray> grad(const std::vector<NDArray>& heads, const std::vector<NDArray>& variables,
+                          const std::vector<NDArray>& head_grads = {}, bool retain_graph = false,
+                          bool create_graph = false);
+
 }  // namespace kiln::autograd

@@ -49,6 +49,10 @@ class NDArray {
   NDArray reshape(const Shape& shape) const;
   NDArray slice(int64_t axis, int64_t begin, int64_t end, int64_t step = 1) const;
   NDArray transpose(std::vector<int64_t> perm = {}) const;  // default: reverse the axes
+  // (d0, d1, ..., dk) -> (d0, d1 * ... * dk), MXNet's Flatten (a 0-d array gives (1, 1)).
+  // Recorded as Flatten (axis 1) rather than a Reshape to d0, so a traced graph keeps its first
+  // dimension free.
+  NDArray flatten() const;
   NDArray T() const { return transpose(); }
   NDArray at(int64_t index) const;  // index along axis 0, dropping that axis
 

@@ -8,6 +8,7 @@
 
 Recording and training state are per thread, kept by the C++ core (kiln/autograd.hpp).
 """
+from ._kiln import NDArray
 from ._kiln import autograd as _ag
 
 is_recording = _ag.is_recording
@@ -80,15 +81,15 @@ def mark_variables(variables, gradients=None, grad_reqs="write"):
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False, train_mode=True):
     """The gradients of `heads` with respect to `variables` (arrays marked with attach_grad before
-    the recording), returned as new arrays."""
-    if create_graph:
-        raise NotImplementedError("autograd.grad: create_graph (higher-order gradients) is not supported")
+    the recording), returned as new arrays; the variables' .grad buffers are left alone. With
+    create_graph the gradient computation is recorded too, so the results can be differentiated
+    again (the graph is then kept unless retain_graph is False), as in MXNet."""
+    single = isinstance(variables, NDArray)
     variables = _as_list(variables)
-    for var in variables:
-        if var.grad is None:
-            raise ValueError("autograd.grad: every variable must have attach_grad() called before recording")
-    backward(heads, head_grads, bool(retain_graph), train_mode)
-    return [var.grad.copy() for var in variables]
+    grads = [] if head_grads is None else _as_list(head_grads)
+    retain = create_graph if retain_graph is None else bool(retain_graph)
+    results = _ag.grad(_as_list(heads), variables, grads, retain, bool(create_graph), train_mode)
+    return results[0] if single else results
 
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",

@@ -1,6 +1,6 @@
-// backward(): walks the recorded graph from the heads in reverse topological order, runs each
-// op's gradient rule on the gradients of its outputs, sums the gradients reaching each value,
-// and writes the variables' gradient buffers.
+// backward() and grad(): walk the recorded graph from the heads in reverse topological order, run
+// each op's gradient rule on the gradients of its outputs and sum the gradients reaching each
+// value; backward() writes the variables' gradient buffers, grad() returns their gradients.
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -94,12 +94,14 @@ void run_function(TapeNode& node, const std::vector<NDArray>& output_grads, Grad
   for (size_t i = 0; i < grads.size(); ++i) add_input_grad(node, i, grads[i], sums);
 }
 
-void run_rule(TapeNode& node, const std::vector<NDArray>& output_grads, GradientSums& sums) {
+void run_rule(const std::shared_ptr<TapeNode>& node_ptr, const std::vector<NDArray>& output_grads,
+              GradientSums& sums, bool create_graph) {
+  TapeNode& node = *node_ptr;
   const std::string& op = node.schema->name();
   KILN_CHECK(node.schema->has_gradient(), ErrorCode::kUnsupported, "autograd::backward: op ", op,
              " has no gradient rule, so gradients cannot flow through it (it was recorded with ",
              node.inputs.size(), " inputs; compute it outside autograd::record() if it needs no gradient)");
-  ImperativeGradientContext ctx(node, output_grads);
+  ImperativeGradientContext ctx(node_ptr, output_grads, create_graph);
   try {
     node.schema->gradient_fn()(ctx);
   } catch (const Error& e) {
@@ -139,14 +141,19 @@ void free_saved_values(const std::vector<std::shared_ptr<TapeNode>>& nodes) {
   }
 }
 
-}  // namespace
+// The gradient sums after running every recorded call between the heads and the variables
+// (complete for the variables, which take no part in the run), and the nodes in that order.
+struct Propagation {
+  GradientSums sums;
+  std::vector<std::shared_ptr<TapeNode>> order;
+};
 
-void backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads, bool retain_graph) {
+Propagation propagate(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads,
+                      bool create_graph) {
   KILN_CHECK(head_grads.empty() || head_grads.size() == heads.size(), ErrorCode::kInvalidArgument,
              "autograd::backward: ", head_grads.size(), " head gradients for ", heads.size(),
              " heads; pass none or one per head");
-  auto paused = pause(is_training());  // the gradient computation itself is not recorded
-  GradientSums sums;
+  Propagation p;
   std::vector<std::shared_ptr<TapeNode>> roots;
   for (size_t i = 0; i < heads.size(); ++i) {
     const NDArray& head = heads[i];
@@ -164,26 +171,62 @@ void backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
     } else {
       seed = nd::ones(head.shape(), head.dtype(), head.device());
     }
-    sums.add(entry->node.get(), entry->output, seed);
+    p.sums.add(entry->node.get(), entry->output, seed);
     roots.push_back(entry->node);
   }
-  const std::vector<std::shared_ptr<TapeNode>> order = nodes_from_heads(roots);
-  for (const auto& node : order) {
-    const std::vector<NDArray>& grads = sums.of(node.get());
-    if (grads.empty()) {
-      // A variable the heads depend on only through zero gradients (Floor, Sign, ...).
-      if (node->is_variable() && node->grad_req == GradReq::kWrite) clear_variable(*node);
-      continue;
-    }
-    if (node->is_variable()) {
-      write_variable(*node, grads[0]);
-    } else if (node->function != nullptr) {
-      run_function(*node, grads, sums);
+  p.order = nodes_from_heads(roots);
+  for (const auto& node : p.order) {
+    const std::vector<NDArray>& grads = p.sums.of(node.get());
+    if (grads.empty() || node->is_variable()) continue;
+    if (node->function != nullptr) {
+      KILN_CHECK(
+          !create_graph, ErrorCode::kUnsupported, "autograd::grad: create_graph through ", node->label(),
+          " is not supported (its backward is a compiled graph, which is not recorded); call the block "
+          "without hybridize() to take higher-order gradients through it");
+      run_function(*node, grads, p.sums);
     } else {
-      run_rule(*node, grads, sums);
+      run_rule(node, grads, p.sums, create_graph);
     }
   }
-  if (!retain_graph) free_saved_values(order);
+  return p;
+}
+
+}  // namespace
+
+void backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads, bool retain_graph) {
+  auto paused = pause(is_training());  // the gradient computation itself is not recorded
+  const Propagation p = propagate(heads, head_grads, false);
+  for (const auto& node : p.order) {
+    if (!node->is_variable()) continue;
+    const std::vector<NDArray>& grads = p.sums.of(node.get());
+    if (!grads.empty()) {
+      write_variable(*node, grads[0]);
+    } else if (node->grad_req == GradReq::kWrite) {
+      clear_variable(*node);  // the heads depend on it only through zero gradients (Floor, Sign, ...)
+    }
+  }
+  if (!retain_graph) free_saved_values(p.order);
+}
+
+std::vector<NDArray> grad(const std::vector<NDArray>& heads, const std::vector<NDArray>& variables,
+                          const std::vector<NDArray>& head_grads, bool retain_graph, bool create_graph) {
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const NDArray& v = variables[i];
+    KILN_CHECK(v.defined() && v.autograd_entry() != nullptr && v.autograd_entry()->node->is_variable(),
+               ErrorCode::kInvalidArgument, "autograd::grad: variable ", i,
+               v.defined() ? " (an NDArray of shape " + v.shape().to_string() + ")" : std::string(),
+               " is not marked; call attach_grad() on it before recording");
+  }
+  // With create_graph the rules' op calls are recorded like any other, linked to the forward graph.
+  auto scope = Scope(create_graph, is_training());
+  const Propagation p = propagate(heads, head_grads, create_graph);
+  std::vector<NDArray> grads;
+  for (const NDArray& v : variables) {
+    const std::vector<NDArray>& sum = p.sums.of(v.autograd_entry()->node.get());
+    grads.push_back(sum.empty() ? nd::zeros(v.shape(), v.dtype(), v.device()) : sum[0]);
+  }
+  if (!retain_graph) free_saved_values(p.order);
+  return grads;
 }
 
 }  // namespace kiln::autograd

@@ -27,11 +27,14 @@ std::vector<bool> wanted_inputs(const TapeNode& node) {
 
 }  // namespace
 
-ImperativeGradientContext::ImperativeGradientContext(const TapeNode& node,
-                                                     const std::vector<NDArray>& output_grads)
-    : GradientContext(*node.schema, node.attrs, input_infos(node), output_infos(node), wanted_inputs(node)),
+ImperativeGradientContext::ImperativeGradientContext(const std::shared_ptr<TapeNode>& node,
+                                                     const std::vector<NDArray>& output_grads,
+                                                     bool create_graph)
+    : GradientContext(*node->schema, node->attrs, input_infos(*node), output_infos(*node),
+                      wanted_inputs(*node)),
       node_(node),
-      output_grads_(output_grads) {}
+      output_grads_(output_grads),
+      create_graph_(create_graph) {}
 
 ops::GradValue ImperativeGradientContext::add(const NDArray& array) {
   if (!array.defined()) return {};
@@ -40,11 +43,18 @@ ops::GradValue ImperativeGradientContext::add(const NDArray& array) {
 }
 
 ops::GradValue ImperativeGradientContext::input(int i) {
-  return i >= 0 && i < num_inputs() ? add(node_.inputs[static_cast<size_t>(i)]) : ops::GradValue{};
+  if (i < 0 || i >= num_inputs()) return {};
+  NDArray value = node_->inputs[static_cast<size_t>(i)];
+  if (create_graph_) value.set_autograd_entry(node_->input_entries[static_cast<size_t>(i)]);
+  return add(value);
 }
 
 ops::GradValue ImperativeGradientContext::output(int i) {
-  return i >= 0 && i < num_outputs() ? add(node_.outputs[static_cast<size_t>(i)]) : ops::GradValue{};
+  if (i < 0 || i >= num_outputs()) return {};
+  NDArray value = node_->outputs[static_cast<size_t>(i)];
+  if (create_graph_ && is_floating(value.dtype()))
+    value.set_autograd_entry(std::make_shared<detail::AutogradEntry>(detail::AutogradEntry{node_, i}));
+  return add(value);
 }
 
 ops::GradValue ImperativeGradientContext::output_grad(int i) {

@@ -12,8 +12,11 @@ namespace kiln::autograd {
 
 class ImperativeGradientContext final : public ops::GradientContext {
  public:
-  // `output_grads` has one entry per output of `node`, undefined where no gradient flows.
-  ImperativeGradientContext(const TapeNode& node, const std::vector<NDArray>& output_grads);
+  // `output_grads` has one entry per output of `node`, undefined where no gradient flows. With
+  // `create_graph`, the rule's saved inputs and outputs carry their autograd entries, so that the
+  // ops the rule runs (recorded, as autograd is recording then) link back to the forward graph.
+  ImperativeGradientContext(const std::shared_ptr<TapeNode>& node, const std::vector<NDArray>& output_grads,
+                            bool create_graph);
 
   ops::GradValue input(int i) override;
   ops::GradValue output(int i) override;
@@ -27,8 +30,9 @@ class ImperativeGradientContext final : public ops::GradientContext {
  private:
   ops::GradValue add(const NDArray& array);
 
-  const TapeNode& node_;
+  const std::shared_ptr<TapeNode>& node_;
   const std::vector<NDArray>& output_grads_;
+  bool create_graph_;
   std::vector<NDArray> values_;
 };
 

@@ -21,10 +21,19 @@ using VarPtr = std::shared_ptr<Var>;
 
 VarPtr new_var();
 
+// What the pusher knows about how long its work runs.
+//   kUnknown: a worker runs it, so push() returns at once however long the work takes.
+//   kSmall: work shorter than the hand-off to a worker (a wake-up on one thread, a wait on the
+//   other). When every variable it uses is free at push time it runs at once on the pushing
+//   thread; otherwise it waits its turn in the queues and a worker runs it like any other op.
+//   Either way errors are stored on its written variables, never thrown by push().
+enum class WorkSize { kUnknown, kSmall };
+
 struct EngineStats {
   uint64_t ops_pushed = 0;
   uint64_t ops_completed = 0;
   uint64_t ops_failed = 0;
+  uint64_t ops_run_by_pusher = 0;  // WorkSize::kSmall ops that ran inside push()
 };
 
 class Engine {
@@ -33,7 +42,7 @@ class Engine {
 
   // Schedules `fn`. A variable listed in both sets counts as written; duplicates are ignored.
   virtual void push(std::function<void()> fn, std::vector<VarPtr> reads, std::vector<VarPtr> writes,
-                    std::string name) = 0;
+                    std::string name, WorkSize size = WorkSize::kUnknown) = 0;
   // Blocks until all work pushed so far that writes `var` has finished; rethrows its error.
   virtual void wait_for_var(const VarPtr& var) = 0;
   // Blocks until all work pushed so far that reads or writes `var` has finished (so that the

@@ -70,20 +70,27 @@ void grant(Var& var, std::vector<OpBlock*>& ready) {
   }
 }
 
+// Drops null vars, repeated vars and reads of written vars, in place (no allocation: this runs
+// on every push).
 void remove_duplicates(std::vector<VarPtr>& reads, std::vector<VarPtr>& writes) {
   auto contains = [](const std::vector<VarPtr>& v, const VarPtr& x, size_t end) {
     for (size_t i = 0; i < end; ++i)
       if (v[i] == x) return true;
     return false;
   };
-  std::vector<VarPtr> w;
-  for (auto& x : writes)
-    if (x && !contains(w, x, w.size())) w.push_back(x);
-  std::vector<VarPtr> r;
-  for (auto& x : reads)
-    if (x && !contains(w, x, w.size()) && !contains(r, x, r.size())) r.push_back(x);
-  reads = std::move(r);
-  writes = std::move(w);
+  auto keep = [](std::vector<VarPtr>& v, size_t i, size_t& kept) {
+    if (i != kept) v[kept] = std::move(v[i]);
+    ++kept;
+  };
+  size_t kept_writes = 0;
+  for (size_t i = 0; i < writes.size(); ++i)
+    if (writes[i] && !contains(writes, writes[i], kept_writes)) keep(writes, i, kept_writes);
+  writes.resize(kept_writes);
+  size_t kept_reads = 0;
+  for (size_t i = 0; i < reads.size(); ++i)
+    if (reads[i] && !contains(writes, reads[i], kept_writes) && !contains(reads, reads[i], kept_reads))
+      keep(reads, i, kept_reads);
+  reads.resize(kept_reads);
 }
 
 class ThreadedEngine final : public Engine {
@@ -103,9 +110,9 @@ class ThreadedEngine final : public Engine {
     for (auto& t : workers_) t.join();
   }
 
-  void push(std::function<void()> fn, std::vector<VarPtr> reads, std::vector<VarPtr> writes,
-            std::string name) override {
-    push_block(std::move(fn), std::move(reads), std::move(writes), std::move(name), false);
+  void push(std::function<void()> fn, std::vector<VarPtr> reads, std::vector<VarPtr> writes, std::string name,
+            WorkSize size) override {
+    push_block(std::move(fn), std::move(reads), std::move(writes), std::move(name), false, size);
   }
 
   void wait_for_var(const VarPtr& var) override {
@@ -143,7 +150,9 @@ class ThreadedEngine final : public Engine {
 
   int num_workers() const override { return static_cast<int>(workers_.size()); }
 
-  EngineStats stats() const override { return {pushed_.load(), completed_.load(), failed_.load()}; }
+  EngineStats stats() const override {
+    return {pushed_.load(), completed_.load(), failed_.load(), by_pusher_.load()};
+  }
 
  private:
   void wait_on_marker(const VarPtr& var, bool as_writer) {
@@ -151,14 +160,14 @@ class ThreadedEngine final : public Engine {
     auto future = done.get_future();
     std::vector<VarPtr> vars{var};
     push_block([&done] { done.set_value(); }, as_writer ? std::vector<VarPtr>{} : vars,
-               as_writer ? vars : std::vector<VarPtr>{}, "wait_for_var", true);
+               as_writer ? vars : std::vector<VarPtr>{}, "wait_for_var", true, WorkSize::kUnknown);
     future.wait();
     std::lock_guard<std::mutex> lock(var->mutex);
     if (var->error) std::rethrow_exception(var->error);
   }
 
   void push_block(std::function<void()> fn, std::vector<VarPtr> reads, std::vector<VarPtr> writes,
-                  std::string name, bool is_sync) {
+                  std::string name, bool is_sync, WorkSize size) {
     remove_duplicates(reads, writes);
     // Owned by the engine from here until execute() finishes it.
     auto* op = new OpBlock{std::move(fn), std::move(name), std::move(reads), std::move(writes), is_sync};
@@ -174,7 +183,16 @@ class ThreadedEngine final : public Engine {
       for (auto& v : op->reads) enqueue(*v, op, false, ready);
       for (auto& v : op->writes) enqueue(*v, op, true, ready);
     }
-    if (op->blockers.fetch_sub(1) == 1) ready.push_back(op);
+    if (op->blockers.fetch_sub(1) == 1) {
+      if (size == WorkSize::kSmall && !workers_.empty()) {
+        // Granted everything at once: running it here is cheaper than waking a worker and later
+        // waiting for it. What it unblocks may be long, so that goes to the workers.
+        by_pusher_.fetch_add(1, std::memory_order_relaxed);
+        execute(op, ready);
+      } else {
+        ready.push_back(op);
+      }
+    }
     dispatch(ready);
   }
 
@@ -319,7 +337,7 @@ class ThreadedEngine final : public Engine {
   std::mutex error_mutex_;
   std::exception_ptr first_error_;
 
-  std::atomic<uint64_t> pushed_{0}, completed_{0}, failed_{0};
+  std::atomic<uint64_t> pushed_{0}, completed_{0}, failed_{0}, by_pusher_{0};
 };
 
 }  // namespace

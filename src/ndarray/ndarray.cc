@@ -111,6 +111,16 @@ NDArray NDArray::reshape(const Shape& requested) const {
   return record_view(std::move(view), "Reshape", {*this, int64_array(target.dims())});
 }
 
+NDArray NDArray::flatten() const {
+  if (ndim() == 0) return reshape(Shape{1, 1});
+  if (!view_.is_contiguous()) return copy().flatten();
+  int64_t columns = 1;  // the product, not size() / rows, which a 0-sized first axis would lose
+  for (int a = 1; a < ndim(); ++a) columns *= shape()[a];
+  NDArray view(chunk_, view_.reshape(Shape{shape()[0], columns}));
+  if (!records_views_of(*this)) return view;
+  return record_view(std::move(view), "Flatten", {*this}, {{"axis", 1}});
+}
+
 NDArray NDArray::slice(int64_t axis, int64_t begin, int64_t end, int64_t step) const {
   NDArray view(chunk_, view_.slice(axis, begin, end, step));
   if (!records_views_of(*this)) return view;
@@ -198,6 +208,11 @@ std::optional<uint64_t> call_seed(const ops::OpSchema& schema) {
   return random::next_seed();
 }
 
+// A call that reads and writes at most this many elements in all is small work for the engine
+// (engine::WorkSize::kSmall): a few microseconds for an elementwise kernel, about what handing it
+// to an engine worker costs. Larger calls always go to the workers.
+constexpr int64_t kSmallOpElements = 4096;
+
 // Pushes one op. `given` holds the arrays to write into, or is empty to allocate new ones.
 std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArray>& inputs,
                              const AttrMap& attrs, int num_outputs, const std::vector<NDArray>& given) {
@@ -211,7 +226,8 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
       break;
     }
   std::vector<std::optional<ops::TensorInfo>> infos;
-  std::vector<Tensor> known_values(inputs.size());
+  infos.reserve(inputs.size());
+  std::vector<Tensor> known_values;  // sized only for ops that read input values, most do not
   std::vector<const Tensor*> values(inputs.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const NDArray& in = inputs[i];
@@ -224,6 +240,7 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
     infos.emplace_back(ops::TensorInfo{in.dtype(), in.shape()});
     const size_t spec = std::min(i, schema.inputs().size() - 1);
     if (schema.inputs()[spec].value_sets_shape) {  // shape inference needs these values now
+      known_values.resize(inputs.size());
       known_values[i] = in.tensor().contiguous();
       values[i] = &known_values[i];
     }
@@ -236,6 +253,7 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
 
   std::vector<NDArray> outputs;
   if (given.empty()) {
+    outputs.reserve(out_infos.size());
     for (const auto& info : out_infos) outputs.emplace_back(Tensor::empty(info.shape, info.dtype, device));
   } else {
     KILN_CHECK(given.size() == out_infos.size(), ErrorCode::kInvalidArgument, op_name, ": ", given.size(),
@@ -258,10 +276,18 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
   call->attrs = std::move(bound);
   call->seed = call_seed(schema);
   std::vector<engine::VarPtr> reads, writes;
+  reads.reserve(inputs.size());
+  writes.reserve(outputs.size());
+  call->inputs.reserve(inputs.size());
+  call->outputs.reserve(outputs.size());
+  int64_t elements = 0;
   for (const auto& in : inputs) {
     call->inputs.push_back(in.defined() ? in.view() : Tensor());
     call->inputs_contiguous &= !in.defined() || in.view().is_contiguous();
-    if (in.defined()) reads.push_back(in.chunk()->var);
+    if (in.defined()) {
+      reads.push_back(in.chunk()->var);
+      elements += in.size();
+    }
   }
   // An output that shares storage with an input is computed in a scratch buffer and copied in,
   // unless the op is elementwise (it reads each element before writing it, so aliasing is safe).
@@ -271,8 +297,10 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
     call->outputs.push_back(out.view());
     call->via_scratch.push_back(!out.view().is_contiguous() || (aliased && !schema.is_elementwise()));
     writes.push_back(out.chunk()->var);
+    elements += out.size();
   }
-  engine::get().push([call] { call->run(); }, std::move(reads), std::move(writes), op_name);
+  const auto size = elements <= kSmallOpElements ? engine::WorkSize::kSmall : engine::WorkSize::kUnknown;
+  engine::get().push([call] { call->run(); }, std::move(reads), std::move(writes), op_name, size);
   return outputs;
 }
 
@@ -286,7 +314,8 @@ std::vector<NDArray> invoke(const std::string& op, const std::vector<NDArray>& i
 }
 
 NDArray invoke1(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs) {
-  return invoke(op, inputs, attrs).at(0);
+  std::vector<NDArray> outputs = invoke(op, inputs, attrs);
+  return std::move(outputs.at(0));
 }
 
 void invoke_into(const std::string& op, const std::vector<NDArray>& inputs,

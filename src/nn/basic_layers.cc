@@ -1,5 +1,5 @@
 // Dense, Dropout, Embedding and Flatten on the registered ops (Gemm / MatMul, Dropout, Gather,
-// Reshape), so that autograd differentiates them with the ops' gradient rules.
+// Flatten), so that autograd differentiates them with the ops' gradient rules.
 #include "kiln/nn/basic_layers.hpp"
 
 #include "autograd/tape.h"
@@ -17,7 +17,7 @@ const NDArray& single_input(const std::vector<NDArray>& inputs, const std::strin
 }
 
 NDArray flatten_batch(const NDArray& x) {
-  return x.ndim() == 2 ? x : x.reshape(Shape{x.ndim() == 0 ? 1 : x.shape()[0], -1});
+  return x.ndim() == 2 ? x : x.flatten();
 }
 
 }  // namespace

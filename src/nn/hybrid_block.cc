@@ -118,6 +118,13 @@ void HybridBlock::export_model(const std::string& prefix, int epoch) {
     graph::Value* constant = g.add_initializer(params[i]->name(), params[i]->data().tensor().contiguous());
     g.replace_all_uses(input, constant);
   }
+  // The data inputs' first dimension is written free (MXNet's 0), as MXNet's own export leaves
+  // it: the files run at any batch size unless the block's ops fix it (Flatten and Dense's
+  // flattening do not; a reshape to traced dimensions does, and then only the traced size runs).
+  for (size_t i = 0; i < num_data; ++i) {
+    graph::Value* input = graph_inputs.at(i);
+    if (input->info && input->info->shape.ndim() > 0) input->info->shape[0] = Shape::kUnknown;
+  }
   g.remove_unused_values(true);
   mxnet::save_checkpoint(g, prefix, epoch);
 }

@@ -443,6 +443,16 @@ void gather_nd_kernel(KernelContext& ctx) {
                });
 }
 
+// GatherND reads each addressed slice once per index tuple, and tuples may repeat: its gradient
+// scatter-adds. ScatterND has no batch dimensions, so batch_dims > 0 has no rule yet.
+void gather_nd_gradient(GradientContext& ctx) {
+  const int64_t batch_dims = ctx.attrs().get_int("batch_dims");
+  KILN_CHECK(batch_dims == 0, ErrorCode::kUnsupported, "GatherND: the gradient needs batch_dims 0, got ",
+             batch_dims);
+  ctx.set_input_grad(0, ctx.op1("ScatterND", {ctx.zeros_like_input(0), ctx.input(1), ctx.output_grad(0)},
+                                {{"reduction", "add"}}));
+}
+
 KILN_REGISTER_OP(GatherND)
     .doc(
         "Gathers the slices of `data` addressed by the index tuples in the last dimension of "
@@ -456,7 +466,8 @@ KILN_REGISTER_OP(GatherND)
             KILN_CHECK(b >= 0, ErrorCode::kInvalidArgument, what, ": expected >= 0, got ", b);
           })
     .infer(infer_gather_nd)
-    .kernel(gather_nd_kernel);
+    .kernel(gather_nd_kernel)
+    .gradient(gather_nd_gradient);
 
 std::vector<TensorInfo> infer_scatter_nd(InferContext& ctx) {
   require_dtype(ctx, 1, kIndexDTypes);

@@ -174,6 +174,9 @@ TEST(Gradient, GatherFamily) {
   expect_gradient_matches({"Gather", {random_array({2, 3, 2}), int64_values({2, 0, 2})}, {{"axis", 1}}});
   expect_gradient_matches(
       {"GatherElements", {random_array({3, 3}), int64_array({0, 2, 1, 1, 0, 0}, {2, 3})}, {{"axis", 0}}});
+  // A repeated index tuple (0, 1) and a negative one: their gradients add up.
+  expect_gradient_matches({"GatherND", {random_array({3, 4, 2}), int64_array({0, 1, 2, -1, 0, 1}, {3, 2})}});
+  expect_gradient_matches({"GatherND", {random_array({3, 2}), int64_array({2, 0, 2}, {3, 1})}});
 }
 
 TEST(Gradient, ExpandAndTile) {

@@ -142,6 +142,87 @@ TEST(Engine, WaitToWriteWaitsForReaders) {
   EXPECT_TRUE(reader_done.load());
 }
 
+TEST(Engine, SmallWorkOnFreeVarsRunsOnThePushingThread) {
+  auto eng = make_threaded_engine(2);
+  auto in = new_var(), out = new_var();
+  std::thread::id ran_on;
+  eng->push([&] { ran_on = std::this_thread::get_id(); }, {in}, {out}, "small", WorkSize::kSmall);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());  // already ran: push() ran it
+  EXPECT_EQ(eng->stats().ops_run_by_pusher, 1u);
+  eng->wait_for_var(out);
+}
+
+TEST(Engine, SmallWorkBehindABusyVarWaitsItsTurnOnAWorker) {
+  auto eng = make_threaded_engine(2);
+  auto v = new_var(), out = new_var();
+  std::atomic<bool> release{false};
+  int value = 0, seen = -1;
+  std::thread::id ran_on;
+  eng->push(
+      [&] {
+        while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        value = 42;
+      },
+      {}, {v}, "blocking writer");
+  // The small reader cannot run yet, so push() must return without running (or waiting for) it.
+  eng->push(
+      [&] {
+        seen = value;
+        ran_on = std::this_thread::get_id();
+      },
+      {v}, {out}, "small reader", WorkSize::kSmall);
+  EXPECT_EQ(eng->stats().ops_run_by_pusher, 0u);
+  release = true;
+  eng->wait_for_var(out);
+  EXPECT_EQ(seen, 42);
+  EXPECT_NE(ran_on, std::this_thread::get_id());
+}
+
+TEST(Engine, SmallWorkErrorsSurfaceAtWaitsNotAtPush) {
+  auto eng = make_threaded_engine(2);
+  auto bad = new_var(), downstream = new_var();
+  bool downstream_ran = false;
+  EXPECT_NO_THROW(eng->push([] { throw Error(ErrorCode::kShapeMismatch, "small boom"); }, {}, {bad},
+                            "SmallExploder", WorkSize::kSmall));
+  EXPECT_NO_THROW(
+      eng->push([&] { downstream_ran = true; }, {bad}, {downstream}, "SmallConsumer", WorkSize::kSmall));
+  try {
+    eng->wait_for_var(downstream);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SmallExploder"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(downstream_ran);
+  EXPECT_THROW(eng->wait_all(), Error);
+  eng->push([] {}, {}, {bad}, "SmallOverwrite", WorkSize::kSmall);
+  EXPECT_NO_THROW(eng->wait_for_var(bad));
+}
+
+TEST(Engine, SmallAndLongWorkFromManyThreadsKeepsEachThreadsOrder) {
+  auto eng = make_threaded_engine(2);
+  constexpr int kThreads = 4, kOps = 300;
+  auto v = new_var(), other = new_var();
+  std::vector<std::pair<int, int>> log;  // (thread, sequence number), appended by writers of v
+  std::vector<std::thread> pushers;
+  for (int t = 0; t < kThreads; ++t) {
+    pushers.emplace_back([&, t] {
+      for (int k = 0; k < kOps; ++k) {
+        // Mixed sizes: some run on this thread, others on workers, all in one order per var.
+        const WorkSize size = (t + k) % 3 == 0 ? WorkSize::kUnknown : WorkSize::kSmall;
+        eng->push([&log, t, k] { log.emplace_back(t, k); }, {other}, {v}, "append", size);
+      }
+    });
+  }
+  for (auto& p : pushers) p.join();
+  eng->wait_all();
+  ASSERT_EQ(log.size(), static_cast<size_t>(kThreads * kOps));
+  std::vector<int> last(kThreads, -1);
+  for (auto [t, k] : log) {
+    EXPECT_GT(k, last[static_cast<size_t>(t)]) << "thread " << t << "'s writes ran out of order";
+    last[static_cast<size_t>(t)] = k;
+  }
+}
+
 TEST(Engine, NaiveEngineRunsInline) {
   auto eng = make_naive_engine();
   auto v = new_var();

@@ -58,6 +58,19 @@ TEST(NDArray, ViewsShareStorage) {
   EXPECT_EQ(t.reshape({6}).to_vector<float>(), (std::vector<float>{0, 3, 11, 14, 12, 15}));
 }
 
+TEST(NDArray, FlattenKeepsTheFirstAxis) {
+  auto x = nd::array<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {2, 3, 2});
+  auto flat = x.flatten();
+  EXPECT_EQ(flat.shape(), Shape({2, 6}));
+  EXPECT_EQ(flat.view().storage(), x.view().storage());  // a view
+  // A transposed (strided) array flattens in its logical order, as numpy's reshape does.
+  EXPECT_EQ(x.transpose({1, 0, 2}).flatten().to_vector<float>(),
+            (std::vector<float>{0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11}));
+  EXPECT_EQ(nd::ones({4}).flatten().shape(), Shape({4, 1}));
+  EXPECT_EQ(nd::scalar(3.0).flatten().shape(), Shape({1, 1}));
+  EXPECT_EQ(nd::zeros({0, 3}).reshape({0, 3, 1}).flatten().shape(), Shape({0, 3}));
+}
+
 TEST(NDArray, ShapeErrorsAreThrownAtTheCallAndNameTheOp) {
   auto a = nd::ones({2, 3}), b = nd::ones({4, 3});
   try {

@@ -12,6 +12,7 @@
 
 #include "kiln/nn/gluon.hpp"
 #include "kiln/npy.hpp"
+#include "kiln/predictor.hpp"
 #include "nn/gluon_test_util.h"
 #include "test_support.h"
 
@@ -47,17 +48,26 @@ std::unique_ptr<nn::HybridSequential> every_layer_net() {
   return net;
 }
 
-// Exports `net`, runs the files in MXNet on `x` and compares with Kiln's output.
-void expect_mxnet_runs_export(nn::HybridSequential& net, const NDArray& x) {
+// Exports `net` as traced on `traced`, runs the files in MXNet on `x` and compares with Kiln's
+// output on `x`; the Predictor runs the files on `x` too when `x` has another shape.
+void expect_mxnet_runs_export(nn::HybridSequential& net, const NDArray& traced, const NDArray& x) {
   const std::filesystem::path root = KILN_SOURCE_DIR;
   const std::filesystem::path python = root / ".venv-mxnet/bin/python";
   if (!std::filesystem::exists(python))
     GTEST_SKIP() << "no .venv-mxnet environment: " << python << " is missing";
   TempDir dir;
   net.hybridize();
-  const NDArray want = net(x);
+  net(traced);
   const std::string prefix = (dir.path() / "net").string();
   net.export_model(prefix, 7);
+  const NDArray want = net(x);
+  if (traced.shape() != x.shape()) {
+    Predictor predictor = Predictor::load(prefix + "-symbol.json");
+    const std::vector<Tensor> out = predictor.predict({x.tensor().contiguous()});
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].shape(), want.shape());
+    expect_all_near(values(NDArray(out[0])), values(want), 1e-4, "the Predictor's output");
+  }
   npy::save((dir.path() / "x.npy").string(), x.tensor().contiguous());
   const std::string out_path = (dir.path() / "out.npy").string();
   int status = 0;
@@ -75,7 +85,33 @@ TEST(GluonExport, ImageLayersRunInMXNet) {
   std::vector<float> pixels(2 * 3 * 8 * 8);
   for (size_t i = 0; i < pixels.size(); ++i)
     pixels[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
-  expect_mxnet_runs_export(*every_layer_net(), nd::array(pixels, {2, 3, 8, 8}));
+  const NDArray x = nd::array(pixels, {2, 3, 8, 8});
+  expect_mxnet_runs_export(*every_layer_net(), x, x);
+}
+
+// Flatten and Dense's flattening are exported batch-free (MXNet's Flatten), so files traced at
+// batch 2 run at batch 5 in MXNet and in the Predictor.
+TEST(GluonExport, ExportedModelRunsAtAnotherBatchSize) {
+  auto image = [](int64_t batch) {
+    std::vector<float> pixels(static_cast<size_t>(batch * 3 * 8 * 8));
+    for (size_t i = 0; i < pixels.size(); ++i)
+      pixels[i] = static_cast<float>(std::cos(0.23 * static_cast<double>(i)));
+    return nd::array(pixels, {batch, 3, 8, 8});
+  };
+  nn::HybridSequential net;
+  net.add<nn::Conv2D>(4, std::vector<int64_t>{3, 3});
+  net.add<nn::MaxPool2D>(nn::PoolOptions{.pool_size = {2}});
+  net.add<nn::Dense>(6, nn::DenseOptions{.activation = "relu"});  // flattens its 4-d input
+  net.add<nn::Dense>(5);
+  net.initialize(std::make_shared<nn::Xavier>());
+  expect_mxnet_runs_export(net, image(2), image(5));
+
+  nn::HybridSequential with_flatten;
+  with_flatten.add<nn::Conv2D>(4, std::vector<int64_t>{3, 3});
+  with_flatten.add<nn::Flatten>();
+  with_flatten.add<nn::Dense>(3);
+  with_flatten.initialize(std::make_shared<nn::Xavier>());
+  expect_mxnet_runs_export(with_flatten, image(2), image(5));
 }
 
 TEST(GluonExport, EmbeddingRunsInMXNet) {
@@ -83,7 +119,8 @@ TEST(GluonExport, EmbeddingRunsInMXNet) {
   net.add<nn::Embedding>(20, 4);
   net.add<nn::Dense>(3);
   net.initialize(std::make_shared<nn::Xavier>());
-  expect_mxnet_runs_export(net, nd::array(std::vector<float>{0, 3, 19, 7, 7, 1, 2, 11, 5, 4}, {2, 5}));
+  const NDArray x = nd::array(std::vector<float>{0, 3, 19, 7, 7, 1, 2, 11, 5, 4}, {2, 5});
+  expect_mxnet_runs_export(net, x, x);
 }
 
 }  // namespace

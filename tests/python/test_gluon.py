@@ -1,5 +1,7 @@
 """kiln.gluon against numpy and closed forms: layers, Python blocks (imperative and hybridized),
 losses, Trainer updates, data loading, initializers, metrics, save/load and export."""
+import contextlib
+import io
 import os
 
 import numpy as np
@@ -156,6 +158,60 @@ def test_data_loader_covers_every_sample():
     np.testing.assert_array_equal(batches[1][0].asnumpy(), [4, 9])
 
 
+# Lists the batches that samplers and DataLoaders give, run with `mx` = kiln here and = MXNet 1.9.1
+# under run_mxnet: the printed lists must agree.
+SAMPLER_CASES = """
+import numpy as np
+data = mx.gluon.data
+seq = data.SequentialSampler(7, start=2)
+cases = {"sequential": list(seq), "len": len(seq)}
+for last in ("keep", "discard", "rollover"):
+    batches = data.BatchSampler(data.SequentialSampler(10), 3, last)
+    cases[last] = [len(batches), [list(map(int, b)) for b in batches], len(batches),
+                   [list(map(int, b)) for b in batches], len(batches)]
+np.random.seed(3)
+cases["random"] = [int(i) for i in data.RandomSampler(9)]
+cases["filter"] = list(data.FilterSampler(lambda s: s % 3 == 0, list(range(10))))
+x = np.arange(11, dtype=np.float32).reshape(11, 1)
+y = np.arange(11, dtype=np.int64) * 10
+dataset = data.ArrayDataset(x, y)
+def epoch(loader):
+    return [len(loader), [[b[0].asnumpy()[:, 0].tolist(), b[1].asnumpy().tolist()] for b in loader]]
+np.random.seed(5)
+cases["shuffle"] = epoch(data.DataLoader(dataset, batch_size=4, shuffle=True)) + \
+    epoch(data.DataLoader(dataset, batch_size=4, shuffle=True, last_batch="discard"))
+rollover = data.DataLoader(dataset, batch_size=4, last_batch="rollover")
+cases["rollover_loader"] = epoch(rollover) + epoch(rollover) + epoch(rollover)
+cases["sampler"] = epoch(data.DataLoader(dataset, batch_size=3, sampler=data.SequentialSampler(5, start=4)))
+cases["batch_sampler"] = epoch(data.DataLoader(dataset, batch_sampler=data.BatchSampler(
+    data.FilterSampler(lambda s: s[1] % 20 == 0, dataset), 2, "keep")))
+errors = []
+for kwargs in ({"batch_size": 2, "shuffle": True, "sampler": data.SequentialSampler(3)},
+               {"batch_sampler": data.BatchSampler(data.SequentialSampler(3), 2), "batch_size": 2},
+               {"batch_sampler": data.BatchSampler(data.SequentialSampler(3), 2), "last_batch": "keep"},
+               {}):
+    try:
+        data.DataLoader(dataset, **kwargs)
+        errors.append(None)
+    except ValueError:
+        errors.append("ValueError")
+cases["errors"] = errors
+print(repr(cases))
+"""
+
+
+def test_samplers_and_data_loader_match_mxnet(run_mxnet):
+    scope = {"mx": mx}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(SAMPLER_CASES, scope)
+    ours = eval(out.getvalue())
+    assert ours["keep"][1] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+    assert ours["rollover"][3][0] == [9, 0, 1]  # the carried sample opens the next epoch
+    theirs = eval(run_mxnet("import mxnet as mx\n" + SAMPLER_CASES))
+    assert ours == theirs
+
+
 def test_metrics_against_numpy():
     pred, label = rand(20, 3), RNG.randint(0, 3, 20)
     acc = mx.metric.Accuracy()
@@ -202,6 +258,37 @@ def test_exported_model_loads_in_mxnet(tmp_path, run_mxnet):
     expected = net(nd.array(x)).asnumpy()
     prefix = str(tmp_path / "net")
     net.export(prefix)
+    np.save(str(tmp_path / "x.npy"), x)
+    out = run_mxnet(f"""
+import mxnet as mx, numpy as np
+block = mx.gluon.SymbolBlock.imports({prefix + '-symbol.json'!r}, ['data'], {prefix + '-0000.params'!r})
+print(repr(block(mx.nd.array(np.load({str(tmp_path / 'x.npy')!r}))).asnumpy().tolist()))
+""")
+    np.testing.assert_allclose(np.array(eval(out)), expected, rtol=1e-5, atol=1e-6)
+
+
+class ConvHead(nn.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = nn.Conv2D(3, 3)
+        self.out = nn.Dense(4, flatten=False)
+
+    def hybrid_forward(self, F, x):
+        return self.out(F.flatten(self.conv(x)))
+
+
+def test_export_keeps_the_batch_free(tmp_path, run_mxnet):
+    net = ConvHead()
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    net(nd.array(rand(2, 2, 6, 6)))  # traced at batch 2
+    prefix = str(tmp_path / "net")
+    net.export(prefix)
+    x = rand(5, 2, 6, 6)
+    expected = net(nd.array(x)).asnumpy()
+    assert expected.shape == (5, 4)
+    (out,) = mx.Predictor(prefix + "-symbol.json").predict([x])
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-5, atol=1e-6)
     np.save(str(tmp_path / "x.npy"), x)
     out = run_mxnet(f"""
 import mxnet as mx, numpy as np

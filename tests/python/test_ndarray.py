@@ -110,17 +110,81 @@ def test_setitem():
     np.testing.assert_array_equal(a.asnumpy(), x)
 
 
+@pytest.mark.parametrize("key", [np.s_[::-1], np.s_[5:1:-2], np.s_[:, ::-2], np.s_[1, 4::-1, ::-3],
+                                 np.s_[1:5:-1], np.s_[::-1, 2], np.s_[-2::-4, 1:, ::-1]])
+def test_negative_step_slicing(key):
+    x = rand(6, 5, 4)
+    a = mx.nd.array(x)
+    np.testing.assert_array_equal(a[key].asnumpy(), x[key])
+    values = rand(*x[key].shape)
+    a[key] = mx.nd.array(values)
+    x[key] = values
+    np.testing.assert_array_equal(a.asnumpy(), x)
+
+
+def test_boolean_masks():
+    x = rand(6, 5, 4)
+    a = mx.nd.array(x)
+    rows = x[:, :, 0] > 0.5  # a mask over the leading two axes
+    np.testing.assert_array_equal(a[rows].asnumpy(), x[rows])
+    np.testing.assert_array_equal(a[mx.nd.array(rows, dtype="bool")].asnumpy(), x[rows])
+    a[x > 0.7] = 0
+    x[x > 0.7] = 0
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    a[rows] = -1
+    x[rows] = -1
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    values = rand(int(rows.sum()), 4)
+    a[rows] = values
+    x[rows] = values
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    a[rows] = mx.nd.array([1, 2, 3, 4])  # broadcast over the selected rows
+    x[rows] = [1, 2, 3, 4]
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    with pytest.raises(mx.KilnError, match="leading dimensions"):
+        a[np.ones((5, 6), bool)] = 1
+    with pytest.raises(mx.KilnError, match="leading dimensions"):
+        a[np.ones((5, 6), bool)]
+
+
+def test_gradients_through_negative_steps_and_masks():
+    x = mx.nd.array(np.arange(6, dtype=np.float32).reshape(3, 2))
+    x.attach_grad()
+    w = np.array([[1, 2], [3, 4]], np.float32)
+    with mx.autograd.record():
+        y = (x[::-2] * mx.nd.array(w)).sum() + (x[np.array([True, False, True])] * 10).sum()
+    y.backward()
+    # x[::-2] is rows 2 and 0; the mask takes rows 0 and 2.
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[3 + 10, 4 + 10], [0, 0], [1 + 10, 2 + 10]])
+
+
+def test_assignment_through_index_arrays():
+    x = rand(6, 3)
+    a = mx.nd.array(x)
+    a[[4, 0, -1]] = 7
+    x[[4, 0, -1]] = 7
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    values = rand(3, 3)
+    a[mx.nd.array([1, 3, 2])] = mx.nd.array(values)
+    x[[1, 3, 2]] = values
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    a[np.array([[0, 5], [2, 3]])] = [9, 8, 7]  # a 2-d index array, one row of values broadcast
+    x[np.array([[0, 5], [2, 3]])] = [9, 8, 7]
+    np.testing.assert_array_equal(a.asnumpy(), x)
+
+
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod"])
 def test_reductions(name):
     x = rand(3, 4, 5)
     a = mx.nd.array(x)
     fn = getattr(mx.nd, name)
-    np.testing.assert_allclose(fn(a).asnumpy(), getattr(np, name)(x), rtol=1e-4)
-    np.testing.assert_allclose(fn(a, axis=1).asnumpy(), getattr(np, name)(x, axis=1), rtol=1e-4)
+    # atol: a float32 sum of values up to 2 in magnitude may land near 0, where rtol alone fails
+    np.testing.assert_allclose(fn(a).asnumpy(), getattr(np, name)(x), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(fn(a, axis=1).asnumpy(), getattr(np, name)(x, axis=1), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(fn(a, axis=(0, 2), keepdims=True).asnumpy(),
-                               getattr(np, name)(x, axis=(0, 2), keepdims=True), rtol=1e-4)
+                               getattr(np, name)(x, axis=(0, 2), keepdims=True), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(fn(a, axis=1, exclude=True).asnumpy(), getattr(np, name)(x, axis=(0, 2)),
-                               rtol=1e-4)
+                               rtol=1e-4, atol=1e-5)
 
 
 def test_argmax_norm_topk():

@@ -238,6 +238,8 @@ def test_quantize_net_within_tolerance_of_the_float_block(calib_mode):
     out = qnet(mx.nd.array(TEST)).asnumpy()
     assert_close_to_fp32(out, ref)
     assert np.abs(out - ref).max() > 1e-5
+    # The exported network keeps its batch dimension free, and so does the quantized one.
+    assert_close_to_fp32(qnet(mx.nd.array(TEST[:3])).asnumpy(), ref[:3])
     ops = [n["op"] for n in json.loads(qnet.symbol.tojson())["nodes"]]
     assert ops.count("_kiln_QuantizeLinear") == (0 if calib_mode == "none" else 4)
 

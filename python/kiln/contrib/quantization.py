@@ -323,9 +323,8 @@ def quantize_net(network, quantized_dtype="auto", quantize_mode="full", quantize
     traced on zeros of the input shapes (from data_shapes, else the first calibration batch),
     exported, and its symbol quantized by quantize_model; exclude_layers are node names of the
     exported symbol, exclude_layers_match substrings of them, exclude_operators MXNet op names.
-    Returns a QuantizedNet, on the fused int8 kernels (MXNet returns a SymbolBlock).
-    Kiln's Gluon export fixes the traced batch size, so the result takes inputs of those shapes
-    and the calibration batches must have them too."""
+    Returns a QuantizedNet, on the fused int8 kernels (MXNet returns a SymbolBlock), which takes
+    any batch size, as the exported network does."""
     exclude_layers = _names(exclude_layers, "exclude_layers")
     exclude_layers_match = _names(exclude_layers_match, "exclude_layers_match")
     if data_shapes is not None:
@@ -359,12 +358,10 @@ def quantize_net(network, quantized_dtype="auto", quantize_mode="full", quantize
     data_names = [n for n in sym.list_arguments() if n not in arg_params]
     nodes = [n["name"] for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"]
     excluded = exclude_layers + [n for n in nodes for m in exclude_layers_match if m in n and n not in exclude_layers]
-    # Kiln's Gluon export fixes the traced batch size (a Flatten becomes a Reshape to fixed dims), so
-    # the shapes stay whole.
     qsym, qarg_params, qaux_params = _quantize(
         sym, arg_params, aux_params, data_names, (), ctx, excluded, _names(exclude_operators, "exclude_operators"),
         calib_mode, calib_data, num_calib_examples, quantized_dtype, quantize_mode, quantize_granularity, logger,
-        num_calib_batches, 99.99, dict(zip(data_names, shapes)))
+        num_calib_batches, 99.99, _data_shapes(list(zip(data_names, shapes))))
     return QuantizedNet(qsym, qarg_params, qaux_params, data_names)
 
 

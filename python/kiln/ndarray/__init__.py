@@ -268,7 +268,7 @@ def transpose(data, axes=None, **kwargs):
 
 
 def flatten(data, **kwargs):
-    return data.reshape((data.shape[0], -1)) if data.ndim else data.reshape((1, 1))
+    return data.flatten()  # traced as Flatten, so exported graphs keep their batch size free
 
 
 Flatten = flatten
@@ -396,7 +396,7 @@ _METHODS = {
     "argmax": argmax, "argmin": argmin, "topk": topk,
     "exp": exp, "log": log, "sqrt": sqrt, "square": square, "abs": abs, "sign": sign,
     "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax, "log_softmax": log_softmax,
-    "clip": clip, "flatten": flatten, "expand_dims": expand_dims, "squeeze": squeeze,
+    "clip": clip, "expand_dims": expand_dims, "squeeze": squeeze,
     "tile": tile, "broadcast_to": broadcast_to, "broadcast_like": broadcast_like,
     "zeros_like": zeros_like, "ones_like": ones_like, "slice_axis": slice_axis, "take": take,
     "one_hot": one_hot, "split": split,

@@ -1,5 +1,5 @@
 // Autograd bindings: the per-thread recording and training switches (kiln.autograd builds the
-// record() / pause() scopes on them) and backward over several heads.
+// record() / pause() scopes on them), backward over several heads and grad (higher-order too).
 #include <pybind11/stl.h>
 
 #include <kiln/autograd.hpp>
@@ -32,6 +32,19 @@ void bind_autograd(py::module_& m) {
       },
       py::arg("heads"), py::arg("head_grads") = std::vector<std::optional<NDArray>>{},
       py::arg("retain_graph") = false, py::arg("train_mode") = true);
+  ag.def(
+      "grad",
+      [](const std::vector<NDArray>& heads, const std::vector<NDArray>& variables,
+         const std::vector<std::optional<NDArray>>& head_grads, bool retain_graph, bool create_graph,
+         bool train_mode) {
+        std::vector<NDArray> grads;
+        for (const auto& g : head_grads) grads.push_back(g ? *g : NDArray());
+        py::gil_scoped_release release;
+        const autograd::Scope training(autograd::is_recording(), train_mode);
+        return autograd::grad(heads, variables, grads, retain_graph, create_graph);
+      },
+      py::arg("heads"), py::arg("variables"), py::arg("head_grads"), py::arg("retain_graph"),
+      py::arg("create_graph"), py::arg("train_mode"));
 }
 
 }  // namespace kiln::python

@@ -1,5 +1,5 @@
-// Training support for Python: initializers (mx.init), the Trainer, ArrayDataset and the
-// DataLoader's batching (mx.gluon.data), and the metrics (mx.metric). Registers every Gluon
+// Training support for Python: initializers (mx.init), the Trainer, ArrayDataset and its batch
+// gather (which the DataLoader of mx.gluon.data calls), and the metrics (mx.metric). Registers every Gluon
 // binding under kiln._kiln.gluon.
 #include <pybind11/stl.h>
 
@@ -146,27 +146,6 @@ void bind_data(py::module_& g) {
       .def_property_readonly("num_arrays", &nn::ArrayDataset::num_arrays)
       .def("array", &nn::ArrayDataset::array)
       .def("gather", &nn::ArrayDataset::gather, py::call_guard<py::gil_scoped_release>());
-  py::class_<nn::DataLoader>(data, "_DataLoader")
-      .def(py::init([](const nn::ArrayDataset& dataset, int64_t batch_size, bool shuffle, uint32_t seed,
-                       const std::string& last_batch) {
-             nn::DataLoaderOptions o{.shuffle = shuffle, .seed = seed};
-             if (last_batch == "keep") {
-               o.last_batch = nn::LastBatch::kKeep;
-             } else if (last_batch == "discard") {
-               o.last_batch = nn::LastBatch::kDiscard;
-             } else if (last_batch == "rollover") {
-               o.last_batch = nn::LastBatch::kRollover;
-             } else {
-               raise(ErrorCode::kInvalidArgument,
-                     "DataLoader: last_batch must be 'keep', 'discard' or 'rollover', got '", last_batch,
-                     "'");
-             }
-             return std::make_unique<nn::DataLoader>(dataset, batch_size, o);
-           }),
-           py::arg("dataset"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
-           py::arg("last_batch"))
-      .def("__len__", &nn::DataLoader::size)
-      .def("next_epoch", &nn::DataLoader::next_epoch);
 }
 
 template <class Metric>

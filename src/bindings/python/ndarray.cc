@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <limits>
 
 #include <kiln/kiln.hpp>
 #include <kiln/mxnet_format.hpp>
@@ -92,7 +93,22 @@ struct IndexedView {
   NDArray view;   // the indexed region, with every indexed axis kept (size 1 for ints)
   Shape dropped;  // its shape without the axes indexed by ints
   bool drops_axes = false;
+  // Axes of `view` sliced with a negative step: `view` holds their elements in increasing order
+  // (a positive-step view of the same elements), which the key reverses.
+  std::vector<int64_t> reversed;
 };
+
+NDArray int64_vector(const std::vector<int64_t>& values) {
+  return nd::array(values, Shape{static_cast<int64_t>(values.size())});
+}
+
+// `x` with the order along `axes` reversed (a copy: ONNX Slice with step -1).
+NDArray reverse_axes(const NDArray& x, const std::vector<int64_t>& axes) {
+  const auto n = axes.size();
+  return nd::invoke1("Slice", {x, int64_vector(std::vector<int64_t>(n, -1)),
+                               int64_vector(std::vector<int64_t>(n, std::numeric_limits<int64_t>::min())),
+                               int64_vector(axes), int64_vector(std::vector<int64_t>(n, -1))});
+}
 
 IndexedView basic_index(const NDArray& a, const py::object& key) {
   py::tuple items = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
@@ -111,10 +127,14 @@ IndexedView basic_index(const NDArray& a, const py::object& key) {
       py::ssize_t start = 0, stop = 0, step = 0, length = 0;
       if (!item.cast<py::slice>().compute(static_cast<py::ssize_t>(n), &start, &stop, &step, &length))
         throw py::error_already_set();
-      KILN_CHECK(step > 0, ErrorCode::kUnsupported, "NDArray indexing: axis ", axis, ": step ", step,
-                 " (negative steps are not supported)");
-      if (start != 0 || length != n || step != 1)
+      if (step < 0) {
+        // start, start + step, ...: the same elements as a positive step from the last one.
+        const py::ssize_t lowest = length > 0 ? start + (length - 1) * step : 0;
+        out.view = out.view.slice(axis, lowest, length > 0 ? start + 1 : 0, -step);
+        out.reversed.push_back(axis);
+      } else if (start != 0 || length != n || step != 1) {
         out.view = out.view.slice(axis, start, start + (length - 1) * step + 1, step);
+      }
       kept_dims.push_back(length);
     } else {
       int64_t index = item.cast<int64_t>();
@@ -133,17 +153,72 @@ bool is_advanced_index(const py::object& key) {
   return py::isinstance<NDArray>(key) || py::isinstance<py::list>(key) || py::isinstance<py::array>(key);
 }
 
-NDArray index_array(const py::object& key) {
-  if (py::isinstance<NDArray>(key)) return key.cast<NDArray>().astype(DType::kInt64);
-  return from_numpy(py::array_t<int64_t, py::array::c_style | py::array::forcecast>(key), cpu());
+// An advanced key: integer indices into axis 0, or a boolean mask over the leading axes (numpy's
+// rules; an NDArray key is a mask when its dtype is bool).
+struct AdvancedIndex {
+  NDArray indices;  // int64, as given
+  NDArray mask;     // bool
+};
+
+AdvancedIndex advanced_index(const py::object& key) {
+  if (py::isinstance<NDArray>(key)) {
+    const auto a = key.cast<NDArray>();
+    if (a.dtype() == DType::kBool) return {NDArray(), a};
+    py::gil_scoped_release release;
+    return {a.astype(DType::kInt64), NDArray()};
+  }
+  const py::array values = py::module_::import("numpy").attr("ascontiguousarray")(key);
+  if (values.dtype().kind() == 'b') return {NDArray(), from_numpy(values, cpu())};
+  return {from_numpy(py::array_t<int64_t, py::array::c_style | py::array::forcecast>(values), cpu()),
+          NDArray()};
+}
+
+// The coordinates of a mask's true elements, (count, mask rank), in row-major order as numpy's
+// nonzero gives them. Reads the mask (waits for it): the count decides the result's shape.
+NDArray true_coordinates(const NDArray& a, const NDArray& mask) {
+  const Shape& m = mask.shape();
+  bool prefix = m.ndim() <= a.ndim();
+  for (int i = 0; prefix && i < m.ndim(); ++i) prefix = m[i] == a.shape()[i];
+  KILN_CHECK(prefix, ErrorCode::kShapeMismatch, "NDArray boolean indexing: the mask's shape ", m,
+             " must equal the leading dimensions of the array's shape ", a.shape());
+  const std::vector<uint8_t> flags = mask.astype(DType::kUInt8).to_vector<uint8_t>();
+  std::vector<int64_t> coords;
+  for (size_t flat = 0; flat < flags.size(); ++flat) {
+    if (!flags[flat]) continue;
+    const size_t first = coords.size();
+    coords.resize(first + static_cast<size_t>(m.ndim()));
+    size_t rest = flat;
+    for (int axis = m.ndim() - 1; axis >= 0; --axis) {
+      coords[first + static_cast<size_t>(axis)] = static_cast<int64_t>(rest % static_cast<size_t>(m[axis]));
+      rest /= static_cast<size_t>(m[axis]);
+    }
+  }
+  const auto count = static_cast<int64_t>(coords.size()) / std::max(m.ndim(), 1);
+  return nd::array(coords, Shape{m.ndim() == 0 ? static_cast<int64_t>(flags[0] != 0) : count, m.ndim()});
+}
+
+// Integer indices into axis 0 as GatherND / ScatterND coordinates: a trailing axis of 1.
+NDArray axis0_coordinates(const NDArray& indices) {
+  std::vector<int64_t> dims = indices.shape().dims();
+  dims.push_back(1);
+  return indices.reshape(Shape(std::move(dims)));
+}
+
+// The shape that GatherND of `a` at `coords` gives, which a ScatterND at them writes.
+Shape gathered_shape(const NDArray& a, const NDArray& coords) {
+  std::vector<int64_t> dims(coords.shape().begin(), coords.shape().end() - 1);
+  const int64_t depth = coords.shape()[coords.ndim() - 1];
+  for (int axis = static_cast<int>(depth); axis < a.ndim(); ++axis) dims.push_back(a.shape()[axis]);
+  return Shape(std::move(dims));
 }
 
 // As in MXNet 1.x, indexing every axis with an int gives shape (1,), not a 0-d array.
 NDArray getitem(const NDArray& a, const py::object& key) {
   if (is_advanced_index(key)) {
-    const NDArray indices = index_array(key);
+    const AdvancedIndex index = advanced_index(key);
     py::gil_scoped_release release;
-    return nd::invoke1("Gather", {a, indices}, {{"axis", 0}});
+    if (index.mask.defined()) return nd::invoke1("GatherND", {a, true_coordinates(a, index.mask)});
+    return nd::invoke1("Gather", {a, index.indices}, {{"axis", 0}});
   }
   if (py::isinstance<py::int_>(key) && a.ndim() > 0) {
     const auto index = key.cast<int64_t>();
@@ -152,24 +227,20 @@ NDArray getitem(const NDArray& a, const py::object& key) {
     return row.ndim() == 0 ? row.reshape(Shape{1}) : row;
   }
   IndexedView v = basic_index(a, key);
-  if (!v.drops_axes) return v.view;
+  if (!v.drops_axes && v.reversed.empty()) return v.view;
   py::gil_scoped_release release;
-  return v.view.reshape(v.dropped.ndim() == 0 ? Shape{1} : v.dropped);
+  const NDArray ordered = v.reversed.empty() ? v.view : reverse_axes(v.view, v.reversed);
+  if (!v.drops_axes) return ordered;
+  return ordered.reshape(v.dropped.ndim() == 0 ? Shape{1} : v.dropped);
 }
 
-void setitem(const NDArray& a, const py::object& key, const py::object& value) {
-  const IndexedView v = is_advanced_index(key) ? IndexedView{} : basic_index(a, key);
-  KILN_CHECK(v.view.defined(), ErrorCode::kUnsupported,
-             "NDArray assignment: indexing with an array is not supported on the left of =");
-  if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value) ||
-      py::isinstance<py::bool_>(value)) {
-    const double x = value.cast<double>();
-    py::gil_scoped_release release;
-    const Shape& s = v.view.shape();
-    nd::invoke_into("ConstantOfShape", {nd::array(s.dims(), Shape{s.ndim()})}, {v.view},
-                    {{"value", Tensor::scalar(x, a.dtype())}});
-    return;
-  }
+bool is_python_scalar(const py::object& value) {
+  return py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value) ||
+         py::isinstance<py::bool_>(value);
+}
+
+// The assigned value as an array of `a`'s dtype broadcast to `target`.
+NDArray assigned_values(const NDArray& a, const py::object& value, const Shape& target) {
   NDArray source;
   if (py::isinstance<NDArray>(value)) {
     source = value.cast<NDArray>();
@@ -180,10 +251,55 @@ void setitem(const NDArray& a, const py::object& key, const py::object& value) {
   }
   py::gil_scoped_release release;
   if (source.dtype() != a.dtype()) source = source.astype(a.dtype());
-  const Shape& target = v.dropped;
-  if (source.shape() != target)
-    source = nd::invoke1("Expand", {source, nd::array(target.dims(), Shape{target.ndim()})});
+  if (source.shape() != target) source = nd::invoke1("Expand", {source, int64_vector(target.dims())});
+  return source;
+}
+
+// a[index] = value for an advanced key: ScatterND at the indexed rows or the mask's true
+// elements; a scalar through a mask is a Where, which needs no read of the mask.
+void setitem_advanced(const NDArray& a, const py::object& key, const py::object& value) {
+  const AdvancedIndex index = advanced_index(key);
+  if (index.mask.defined() && is_python_scalar(value)) {
+    const double x = value.cast<double>();
+    py::gil_scoped_release release;
+    std::vector<int64_t> dims = index.mask.shape().dims();
+    KILN_CHECK(index.mask.ndim() <= a.ndim(), ErrorCode::kShapeMismatch,
+               "NDArray boolean indexing: the mask's shape ", index.mask.shape(),
+               " must equal the leading dimensions of the array's shape ", a.shape());
+    dims.resize(static_cast<size_t>(a.ndim()), 1);  // the mask broadcast over the trailing axes
+    NDArray mask = index.mask.reshape(Shape(std::move(dims)));
+    for (int i = 0; i < index.mask.ndim(); ++i)
+      KILN_CHECK(mask.shape()[i] == a.shape()[i], ErrorCode::kShapeMismatch,
+                 "NDArray boolean indexing: the mask's shape ", index.mask.shape(),
+                 " must equal the leading dimensions of the array's shape ", a.shape());
+    nd::invoke_into("Where", {mask, nd::scalar(x, a.dtype()), a}, {a});
+    return;
+  }
+  NDArray coords;
+  {
+    py::gil_scoped_release release;
+    coords = index.mask.defined() ? true_coordinates(a, index.mask) : axis0_coordinates(index.indices);
+  }
+  const NDArray updates = assigned_values(a, value, gathered_shape(a, coords));
+  py::gil_scoped_release release;
+  nd::invoke_into("ScatterND", {a, coords, updates}, {a});
+}
+
+void setitem(const NDArray& a, const py::object& key, const py::object& value) {
+  if (is_advanced_index(key)) return setitem_advanced(a, key, value);
+  const IndexedView v = basic_index(a, key);
+  if (is_python_scalar(value)) {
+    const double x = value.cast<double>();
+    py::gil_scoped_release release;
+    const Shape& s = v.view.shape();
+    nd::invoke_into("ConstantOfShape", {int64_vector(s.dims())}, {v.view},
+                    {{"value", Tensor::scalar(x, a.dtype())}});
+    return;
+  }
+  NDArray source = assigned_values(a, value, v.dropped);
+  py::gil_scoped_release release;
   if (source.shape() != v.view.shape()) source = source.reshape(v.view.shape());
+  if (!v.reversed.empty()) source = reverse_axes(source, v.reversed);
   nd::invoke_into("Identity", {source}, {v.view});
 }
 
@@ -301,6 +417,8 @@ void bind_ndarray(py::module_& m) {
           },
           py::arg("dtype"), py::arg("copy") = true)
       .def("reshape", &reshape)
+      .def(
+          "flatten", [](const NDArray& a) { return a.flatten(); }, Release())
       .def("transpose",
            [](const NDArray& a, const py::args& axes) {
              std::vector<int64_t> perm;
