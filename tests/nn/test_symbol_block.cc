@@ -77,7 +77,7 @@ TEST(SymbolBlock, TrainingModeGivesTheNetworksGradientsAndRunningStatistics) {
   auto net = small_net();
   TempDir dir;
   auto block = exported(*net, random_input(2, 6), dir);
-  const NDArray x = random_input(2, 7);
+  const NDArray x = random_input(4, 7);  // another batch than the export's
   std::map<std::string, NDArray> outputs;
   for (auto [name, model] : {std::pair<std::string, nn::Block*>{"net", net.get()}, {"block", block.get()}}) {
     NDArray y;

@@ -28,7 +28,7 @@ inline Tensor digit_images(const std::string& path) {
 }
 
 // Trains `net` on the training set: Adam at `learning_rate`, batches of 64 shuffled with `seed`.
-inline void train_on_digits(nn::HybridSequential& net, int epochs, double learning_rate = 0.002,
+inline void train_on_digits(nn::HybridBlock& net, int epochs, double learning_rate = 0.002,
                             uint32_t seed = 7) {
   const NDArray train_x(digit_images(kDigits + "/train_x.npy")), train_y(npy::load(kDigits + "/train_y.npy"));
   nn::SoftmaxCrossEntropyLoss loss_fn;
@@ -47,8 +47,14 @@ inline void train_on_digits(nn::HybridSequential& net, int epochs, double learni
   }
 }
 
-// The CNN trained 10 epochs and exported at the test set's batch size (the export fixes it: Dense
-// flattens with a constant shape); the graph Kiln imports from the files, named `name`.
+// The graph Kiln imports from exported files PREFIX-symbol.json / PREFIX-0000.params, named `name`.
+inline graph::Graph import_digits_cnn(const std::string& prefix, const std::string& name) {
+  const runtime::MxnetCheckpoint files = runtime::read_mxnet_checkpoint(runtime::resolve_model_files(prefix));
+  return mxnet::import_symbol(files.symbol, files.params, name);
+}
+
+// The CNN trained 10 epochs and exported (batch size free); the graph Kiln imports from the
+// files, named `name`.
 inline graph::Graph trained_digits_cnn(const std::string& name) {
   nn::seed(42);
   nn::HybridSequential net;
@@ -66,8 +72,7 @@ inline graph::Graph trained_digits_cnn(const std::string& name) {
   net(NDArray(digit_images(kDigits + "/test_x.npy")));
   const std::string prefix = (std::filesystem::temp_directory_path() / ("kiln_" + name)).string();
   net.export_model(prefix);
-  const runtime::MxnetCheckpoint files = runtime::read_mxnet_checkpoint(runtime::resolve_model_files(prefix));
-  return mxnet::import_symbol(files.symbol, files.params, name);
+  return import_digits_cnn(prefix, name);
 }
 
 // The share of test images whose highest of the 10 `scores` per image is their label.

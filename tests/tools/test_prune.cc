@@ -22,6 +22,7 @@
 #include "kiln/prune.hpp"
 #include "runtime/model_files.h"
 #include "runtime/runtime_test_util.h"
+#include "test_support.h"
 #include "tools/digits_cnn.h"
 
 namespace kiln::pruning {
@@ -456,8 +457,7 @@ TEST(PruneChannels, ThroughSiluAndSpatialResize) {
 }
 
 // The CNN of examples/cpp/train_cnn.cpp trained 10 epochs on the digits data (data/digits) and
-// exported with a fixed batch (the test set's 360; Dense flattens with a constant shape); the
-// graph Kiln imports from the export.
+// exported; the graph Kiln imports from the export.
 using testing::digit_images;
 using testing::kDigits;
 
@@ -505,47 +505,34 @@ TEST(PruneChannels, DigitsCnnThirtyPercentCutsFlopsByMoreThanAQuarter) {
   onnx::export_model(without_stem, (dir / "kiln_prune_digits_pruned_stem_kept.onnx").string());
 }
 
-// Fine-tuning a pruned digits CNN with the Gluon Trainer: a Gluon net of the pruned widths (no
-// BatchNorm: it is folded into the first Conv) takes the pruned graph's weights, computes what
-// the graph computes, and trains on. The target: within 1 point of the original.
+// Fine-tuning a pruned digits CNN with the Gluon Trainer: the pruned graph as a SymbolBlock (its
+// weights the block's parameters) computes what the graph computes, trains on, and exports a
+// model that keeps the pruned FLOPs. The target: within 1 point of the original.
 TEST(PruneChannels, DigitsCnnFineTunedWithTheTrainerRecoversAccuracy) {
   const Graph model = digits_cnn();
-  const Graph pruned = prune_channels(model.clone(), {.ratio = 0.3});
-  std::vector<Tensor> weights;
-  for (const char* name : {"Conv_0", "Conv_4", "Gemm_8", "Gemm_10"}) {
-    const Node* n = pruned.find_node(name);
-    ASSERT_NE(n, nullptr) << name;
-    weights.push_back(n->inputs[1]->constant);
-    weights.push_back(n->inputs[2]->constant);
-  }
+  PruneReport report;
+  const Graph pruned = prune_channels(model.clone(), {.ratio = 0.3}, &report);
   nn::seed(3);
-  nn::HybridSequential net;
-  net.add<nn::Conv2D>(weights[0].shape()[0], std::vector<int64_t>{3, 3},
-                      nn::ConvOptions{.padding = {1}, .activation = "relu"});
-  net.add<nn::MaxPool2D>();
-  net.add<nn::Conv2D>(weights[2].shape()[0], std::vector<int64_t>{3, 3},
-                      nn::ConvOptions{.padding = {1}, .activation = "relu"});
-  net.add<nn::MaxPool2D>();
-  net.add<nn::Dense>(64, nn::DenseOptions{.activation = "relu"});
-  net.add<nn::Dense>(10);
-  net.initialize(std::make_shared<nn::Xavier>());
+  nn::SymbolBlock net(pruned.clone(), {"data"});
+  EXPECT_EQ(net.collect_params().size(), 8u);  // two Convs and two Dense layers, weight and bias
   const NDArray test_x(digit_images(kDigits + "/test_x.npy"));
-  net(test_x);  // finishes deferred initialization
-  const auto params = net.collect_params_with_prefix();
-  ASSERT_EQ(params.size(), weights.size());
-  for (size_t i = 0; i < params.size(); ++i) {
-    ASSERT_EQ(params[i].second->shape(), weights[i].shape()) << params[i].first;
-    params[i].second->set_data(NDArray(weights[i].clone()));
-  }
   const auto net_accuracy = [&] { return testing::digits_accuracy(net(test_x).tensor()); };
   const double original = accuracy(model), pruned_accuracy = accuracy(pruned);
   EXPECT_DOUBLE_EQ(net_accuracy(), pruned_accuracy);  // the same model, run by Gluon
 
+  net.hybridize();
   testing::train_on_digits(net, 5, 0.001, 11);
   const double tuned = net_accuracy();
   std::cout << "digits CNN test accuracy: " << original << ", pruned 30% " << pruned_accuracy
             << ", fine-tuned 5 epochs " << tuned << "\n";
   EXPECT_GE(tuned, original - 0.01);
+
+  testing::TempDir dir;
+  const std::string prefix = (dir.path() / "tuned").string();
+  net.export_model(prefix);
+  const Graph exported = testing::import_digits_cnn(prefix, "tuned");
+  EXPECT_DOUBLE_EQ(accuracy(exported), tuned);
+  EXPECT_EQ(measure(model, exported).flops_after, report.flops_after);
 }
 
 }  // namespace

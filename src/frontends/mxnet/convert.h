@@ -31,7 +31,8 @@ class ConvertContext {
   // The input's shape, which the conversion needs (`why`); throws kUnsupported when it is not
   // known at import time.
   Shape input_shape(int i, const std::string& why);
-  int input_rank(int i, const std::string& why) { return input_shape(i, why).ndim(); }
+  // The input's rank, known also when some of its dimensions are not (a free batch).
+  int input_rank(int i, const std::string& why);
   DType input_dtype(int i);  // float32 when not known yet
 
   // Adds a Kiln node reading `inputs`. `suffix` names helper nodes ("NAME/suffix"); the node that

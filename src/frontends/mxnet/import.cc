@@ -165,6 +165,14 @@ Shape ConvertContext::input_shape(int i, const std::string& why) {
   return v->info->shape;
 }
 
+int ConvertContext::input_rank(int i, const std::string& why) {
+  graph::Value* v = input(i);
+  if (!v->info)
+    unsupported("the rank of input " + std::to_string(i) + " ('" + v->name +
+                "') is not known at import, and " + why + " needs it (give the input's shape)");
+  return v->info->shape.ndim();
+}
+
 DType ConvertContext::input_dtype(int i) {
   graph::Value* v = input(i);
   return v->info ? v->info->dtype : DType::kFloat32;
