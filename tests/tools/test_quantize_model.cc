@@ -1,6 +1,7 @@
 // quantize_model (src/tools/quantize/quantize_model.cc): the QDQ graph it writes, the INT8
 // accuracy of a CNN trained by Kiln on the digits data (data/digits) against its float accuracy,
-// and a YOLO-like block (SiLU, SPPF's MaxPools, nearest Resize, Concats) that fuse_quantized_ops
+// and a YOLO-like block (SiLU, a bottleneck's residual, SPPF's MaxPools, nearest Resize, Concats)
+// that fuse_quantized_ops
 // turns into int8 from input to output, against the QDQ graph on the reference kernels.
 #include <gtest/gtest.h>
 
@@ -142,14 +143,17 @@ graph::Value* conv_silu(graph::Graph& g, graph::Value* x, const std::string& nam
       g.add_node("Mul", {c, out0(g.add_node("Sigmoid", {c}, {}, name + "/sigmoid"))}, {}, name + "/silu"));
 }
 
-// x -> Conv/SiLU -> a; SPPF: a -> MaxPool -> m1 -> MaxPool -> m2, Concat(a, m1, m2) -> Conv/SiLU
+// x -> Conv/SiLU -> c1, a bottleneck: a = c1 + Conv/SiLU(c1); SPPF: a -> MaxPool -> m1 -> MaxPool -> m2,
+// Concat(a, m1, m2) -> Conv/SiLU
 // -> Resize (nearest, x2) -> Concat with Conv/SiLU(x2) -> Conv -> y (float). Odd sizes.
 graph::Graph yolo_block(std::mt19937& rng) {
   graph::Graph g;
   g.name = "yolo_block";
   graph::Value* x = g.add_input("x", ops::TensorInfo{DType::kFloat32, Shape{1, 3, 13, 11}});
   graph::Value* x2 = g.add_input("x2", ops::TensorInfo{DType::kFloat32, Shape{1, 3, 26, 22}});
-  graph::Value* a = conv_silu(g, x, "c1", {8, 3, 3, 3}, rng);
+  graph::Value* c1 = conv_silu(g, x, "c1", {8, 3, 3, 3}, rng);
+  graph::Value* a =
+      out0(g.add_node("Add", {c1, conv_silu(g, c1, "bottleneck", {8, 8, 3, 3}, rng)}, {}, "add"));
   const AttrMap pool{{"kernel_shape", std::vector<int64_t>{3, 3}},
                      {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
   graph::Value* m1 = out0(g.add_node("MaxPool", {a}, pool, "pool1"));
@@ -183,16 +187,17 @@ TEST(QuantizeModel, YoloBlockRunsInInt8FromInputToOutput) {
     return true;
   };
   const graph::Graph qdq = quantize_model(model.clone(), calib, {.calib_mode = "naive"});
-  // A QDQ pair after each value an int8 op reads: x, x2, the Concats, their inputs (a, m1, m2; up,
-  // d) and the Resize's input b, the joined ones with their Concat's parameters.
+  // A QDQ pair after each value an int8 op reads: x, x2, c1, the Concats, their inputs (a, m1, m2;
+  // up, d) and the Resize's input b, the joined ones with their Concat's parameters.
   std::map<std::string, int> ops = op_counts(qdq);
-  EXPECT_EQ(ops["QuantizeLinear"], 10);
+  EXPECT_EQ(ops["QuantizeLinear"], 11);
 
   graph::Graph fused = qdq.clone();
   ASSERT_TRUE(graph::fuse_quantized_ops_pass().run(fused));
   ops = op_counts(fused);
-  EXPECT_EQ(ops["FusedQLinearConv"], 4);
-  for (const char* gone : {"Conv", "Sigmoid", "Mul", "DequantizeLinear"}) EXPECT_EQ(ops[gone], 0) << gone;
+  EXPECT_EQ(ops["FusedQLinearConv"], 5);
+  for (const char* gone : {"Conv", "Sigmoid", "Mul", "Add", "DequantizeLinear"})
+    EXPECT_EQ(ops[gone], 0) << gone;
   EXPECT_EQ(ops["QuantizeLinear"], 2);  // the graph inputs only
   for (const graph::Node* n : fused.nodes()) {
     if (n->op == "Concat" || n->op == "MaxPool" || n->op == "Resize") {

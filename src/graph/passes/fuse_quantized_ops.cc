@@ -3,6 +3,7 @@
 // activations stay 8-bit from one convolution to the next:
 //
 //   DQ(x), DQ(w) -> Conv(+ B) -> [Q -> DQ] -> [Add(DQ(z))] -> [activation] -> [Q]
+//   DQ(x), DQ(w) -> Conv(+ B) -> activation -> Add(DQ(z)) -> [Q]
 //                                                                        =>   FusedQLinearConv
 //   DQ(a), DQ(b) -> MatMul [-> Add(bias)] | Gemm(+ C) -> [activation] -> [Q]
 //                                                                        =>   FusedQLinearMatMul
@@ -201,6 +202,20 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
     chain.insert(chain.end(), act->nodes.begin(), act->nodes.end());
     last = act->output;
   }
+  // YOLOv5's bottleneck: the residual added after the activation, x + SiLU(Conv(...)).
+  bool residual_last = false;
+  if (Node* add = act && !z ? sole_reader(graph, last) : nullptr; add && add->op == "Add") {
+    Value* other = add->inputs[0] == last ? add->inputs[1] : add->inputs[0];
+    const auto residual = dequantized(graph, other);
+    const Value* out = add->outputs[0];
+    if (other != last && residual && residual->q->info && residual->q->info->shape == y->info->shape &&
+        out->info && out->info->shape == y->info->shape) {
+      z = residual;
+      residual_last = true;
+      chain.push_back(add);
+      last = add->outputs[0];
+    }
+  }
   Node* quantize = final_quantize(graph, last);
   if (quantize) {
     chain.push_back(quantize);
@@ -229,6 +244,7 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
   AttrMap attrs = conv->attrs;
   attrs.insert_or_assign("activation", AttrValue(act ? act->name : std::string()));
   attrs.insert_or_assign("activation_params", AttrValue(act ? act->params : std::vector<double>{}));
+  if (residual_last) attrs.insert_or_assign("residual_after_activation", AttrValue(int64_t{1}));
   Node* fused = graph.add_node("FusedQLinearConv", inputs, attrs, graph.fresh_name(conv->name + "_int8"));
   return replace_chain(graph, fused, last, chain, removed);
 }

@@ -9,6 +9,7 @@
 #include "frontends/onnx/export.h"
 #include "frontends/onnx/import.h"
 #include "graph/pass_manager.h"
+#include "graph/passes/activation_match.h"
 #include "graph/passes/passes.h"
 #include "kiln/error.hpp"
 #include "kiln/npy.hpp"
@@ -115,14 +116,25 @@ Selection select(Graph& g, const QuantizeOptions& options) {
   // ops that only feed quantized readers) the values those were taken from.
   std::set<const Value*> chosen;
   for (Node* n : s.compute) chosen.insert(n->inputs[0]);
-  // A residual Add after a quantized Conv: its other input too, so that the Add folds into the
-  // int8 convolution (a sum post-op on a quantized tensor). When both inputs come from quantized
+  // A residual Add after a quantized Conv (or after the activation that follows it): its other
+  // input too, so that the Add folds into the int8 convolution (a sum post-op on a quantized
+  // tensor). When both inputs come from quantized
   // Convs, the later one takes the Add and the earlier one's output is quantized.
   const std::set<const Node*> quantized(s.compute.begin(), s.compute.end());
   std::map<const Node*, size_t> position;
   for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
-  const auto quantized_conv = [&](const Value* v) {
-    return v->producer && v->producer->op == "Conv" && quantized.count(v->producer) ? v->producer : nullptr;
+  // The quantized Conv whose result `v` is, directly or through the activation after it (YOLOv5's
+  // bottleneck adds its residual after the SiLU).
+  const auto quantized_conv = [&](Value* v) -> const Node* {
+    const auto is_quantized_conv = [&](const Node* n) { return n && n->op == "Conv" && quantized.count(n); };
+    if (is_quantized_conv(v->producer)) return v->producer;
+    if (!v->producer || v->producer->inputs.empty()) return nullptr;
+    for (Value* in : v->producer->inputs) {
+      if (!in || !is_quantized_conv(in->producer)) continue;
+      const std::optional<graph::MatchedActivation> act = graph::match_activation(g, in);
+      if (act && act->output == v) return in->producer;
+    }
+    return nullptr;
   };
   for (Node* n : order) {
     if (n->op != "Add" || n->inputs.size() != 2 || names.count(n->name)) continue;
