@@ -4,6 +4,10 @@
 //
 //   y = Q(act(Conv(DQ(x), DQ(w), B) + DQ(Z)))        B: float32, one value per output channel
 //
+// or, with residual_after_activation = 1 (YOLOv5's bottleneck: x + SiLU(Conv(...))),
+//
+//   y = Q(act(Conv(DQ(x), DQ(w), B)) + DQ(Z))
+//
 // With mid_scale (and mid_zero_point, whose type is the 8-bit type), the convolution's result is
 // first quantized and dequantized with them, as ONNX Runtime's QDQ models write a Conv whose
 // output is quantized before a residual Add: y = Q(act(DQ(Q_mid(Conv(...))) + DQ(Z))).
@@ -44,7 +48,8 @@ enum Input {
 Attrs conv_attrs(const Attrs& attrs) {
   AttrMap given;
   for (const auto& [name, value] : attrs.values())
-    if (name != "activation" && name != "activation_params") given.emplace(name, value);
+    if (name != "activation" && name != "activation_params" && name != "residual_after_activation")
+      given.emplace(name, value);
   return schema_of("Conv").bind(given);
 }
 
@@ -81,18 +86,28 @@ std::vector<TensorInfo> infer_fused_qlinear_conv(InferContext& ctx) {
                ctx.input_label(kZ), ": expected the output's shape ", y, ", got ", ctx.shape(kZ));
   }
   if (ctx.has_input(kMidScale)) require_per_tensor(ctx, kMidScale);
+  const int64_t residual_last = ctx.attrs().get_int("residual_after_activation");
+  KILN_CHECK(residual_last == 0 || residual_last == 1, ErrorCode::kInvalidArgument,
+             "residual_after_activation: expected 0 or 1, got ", residual_last);
+  KILN_CHECK(
+      residual_last == 0 || !ctx.has_input(kMidScale), ErrorCode::kInvalidArgument,
+      "residual_after_activation: expected 0 with mid_scale (input 12), which puts the activation after "
+      "the residual, got 1");
   return {TensorInfo{requantized_dtype(ctx, kYScale, kYZero), y}};
 }
 
 void fused_qlinear_conv_kernel(KernelContext& ctx) {
   const bool mid = ctx.has_input(kMidScale);
+  const bool residual_last = ctx.attrs.get_int("residual_after_activation") != 0;
   std::vector<Tensor> conv_inputs{dequantize(ctx, kX, kXScale, kXZero, 1),
                                   dequantize(ctx, kW, kWScale, kWZero, 0),
                                   ctx.has_input(kBias) ? ctx.input(kBias) : Tensor()};
-  if (ctx.has_input(kZ) && !mid) conv_inputs.push_back(dequantize(ctx, kZ, kZScale, kZZero, 1));
+  if (ctx.has_input(kZ) && !mid && !residual_last)
+    conv_inputs.push_back(dequantize(ctx, kZ, kZScale, kZZero, 1));
   const OpSchema& fused = schema_of("FusedConv");
   AttrMap given;
-  for (const auto& [name, value] : ctx.attrs.values()) given.emplace(name, value);
+  for (const auto& [name, value] : ctx.attrs.values())
+    if (name != "residual_after_activation") given.emplace(name, value);
   if (mid) {  // the residual and the activation come after the requantization
     given.insert_or_assign("activation", AttrValue(std::string()));
     given.insert_or_assign("activation_params", AttrValue(std::vector<double>{}));
@@ -110,6 +125,11 @@ void fused_qlinear_conv_kernel(KernelContext& ctx) {
     for (int64_t i = 0; i < y.numel(); ++i)
       v[i] = static_cast<float>(
           act(static_cast<double>(v[i]) + (z.defined() ? double{z.data<float>()[i]} : 0.0)));
+  }
+  if (residual_last && ctx.has_input(kZ)) {
+    const Tensor z = dequantize(ctx, kZ, kZScale, kZZero, 1);
+    float* v = y.data<float>();
+    for (int64_t i = 0; i < y.numel(); ++i) v[i] += z.data<float>()[i];
   }
   if (ctx.has_input(kYScale)) y = quantize(y, ctx, kYScale, kYZero);
   ctx.output(0).copy_from(y);
@@ -140,6 +160,7 @@ KILN_REGISTER_OP(FusedQLinearConv)
     .with(conv_window_attrs)
     .attr("activation", AttrType::kString, "")
     .attr("activation_params", AttrType::kFloats, std::vector<double>{})
+    .attr("residual_after_activation", AttrType::kInt, 0)
     .infer(infer_fused_qlinear_conv)
     .kernel(fused_qlinear_conv_kernel);
 

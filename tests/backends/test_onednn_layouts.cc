@@ -1,7 +1,8 @@
 // Activations kept in oneDNN's layouts between oneDNN kernels (OnednnLayout), and bf16 plans:
 // a small residual CNN runs with the fast kernels and agrees with the reference kernels, its
 // intermediates really stay in oneDNN layouts, and the values other kernels read (Flatten) or
-// the caller gets (graph outputs, also one in the middle of the chain) are row-major.
+// the caller gets (graph outputs, also one in the middle of the chain) are row-major. Concat joins
+// values in oneDNN layouts, float32 and the int8 ones of int8 convolutions.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -120,6 +121,53 @@ TEST(OnednnLayouts, ConcatJoinsValuesInOneDnnLayouts) {
   for (const runtime::PlanStep& s : fast.plan->steps) EXPECT_EQ(s.provider, "onednn") << s.label;
   EXPECT_EQ(fast.reorders, 0);
   expect_close(runtime::Executor(fast.plan).run({in}), want, 1e-5);
+}
+
+// An int8 convolution: s8 x (scale 0.02) and weights (scale 0.005), s8 output (scale 0.05).
+Value* int8_conv(graph::Graph& g, Value* x, int64_t in_channels, int64_t out_channels,
+                 const std::string& name, std::mt19937& rng) {
+  std::uniform_int_distribution<int> dist(-127, 127);
+  std::vector<float> w(static_cast<size_t>(out_channels * in_channels));
+  for (float& v : w) v = static_cast<float>(dist(rng));
+  const auto scalar = [&](const std::string& what, double v, DType type) {
+    return g.add_initializer(name + "_" + what, Tensor::scalar(v, type));
+  };
+  return g
+      .add_node("FusedQLinearConv",
+                {x, scalar("x_scale", 0.02, DType::kFloat32), nullptr,
+                 g.add_initializer(
+                     name + "_w",
+                     Tensor::from_vector(w, Shape{out_channels, in_channels, 1, 1}).cast(DType::kInt8)),
+                 scalar("w_scale", 0.005, DType::kFloat32), nullptr, scalar("y_scale", 0.05, DType::kFloat32),
+                 scalar("y_zero_point", 0, DType::kInt8)},
+                {}, name)
+      ->outputs[0];
+}
+
+TEST(OnednnLayouts, ConcatJoinsInt8ValuesInOneDnnLayouts) {
+  std::mt19937 rng(11);
+  graph::Graph g;
+  g.name = "c3_int8";
+  Value* x = g.add_input("data", ops::TensorInfo{DType::kInt8, Shape{1, 16, 9, 7}});
+  Value* joined = g.add_node("Concat", {int8_conv(g, x, 16, 16, "a", rng), int8_conv(g, x, 16, 24, "b", rng)},
+                             {{"axis", int64_t{1}}}, "join")
+                      ->outputs[0];
+  g.set_outputs({int8_conv(g, joined, 40, 8, "c", rng)});
+  g.infer_shapes();
+  std::uniform_int_distribution<int> dist(-128, 127);
+  std::vector<float> values(16 * 9 * 7);
+  for (float& v : values) v = static_cast<float>(dist(rng));
+  const Tensor in = Tensor::from_vector(values, Shape{1, 16, 9, 7}).cast(DType::kInt8);
+  const std::vector<Tensor> want = runtime::Executor(runtime::compile(g)).run({in});
+  const Compiled fast = compile_fast(g, runtime::Precision::kFloat32);
+  for (const runtime::PlanStep& s : fast.plan->steps) EXPECT_EQ(s.provider, "onednn") << s.label;
+  EXPECT_EQ(fast.reorders, 0);
+  // The int8 kernels round once, the reference in float: an output may land one step away.
+  const std::vector<Tensor> got = runtime::Executor(fast.plan).run({in});
+  const auto a = got[0].cast(DType::kFloat32).to_vector<float>(),
+             b = want[0].cast(DType::kFloat32).to_vector<float>();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1.0f) << "element " << i;
 }
 
 }  // namespace

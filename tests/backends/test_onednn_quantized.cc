@@ -1,10 +1,11 @@
 // oneDNN's int8 kernels against the reference kernels, which compute the QDQ graph's own result
 // in float. FusedQLinearConv: u8 and s8 activations with and without zero points, per-tensor and
 // per-channel weight scales, bias, residual (of the output's type and of the other 8-bit type),
-// Relu and Clip, grouped and depthwise, strided and padded, float32 output. FusedQLinearMatMul:
-// 2-D and batched rows, per-column and per-tensor scales, zero points, bias, Relu, float32
-// output; FusedDynamicQLinearMatMul. The kernels compute in integers and round once at the end, the reference
-// in float: an output may land on the neighbouring 8-bit step, never further. Also MaxPool on 8-bit values.
+// Relu, Clip, SiLU, HardSwish and LeakyRelu (the residual before or after it), grouped and depthwise, strided
+// and padded, float32 output. FusedQLinearMatMul: 2-D and batched rows, per-column and per-tensor scales,
+// zero points, bias, Relu, float32 output; FusedDynamicQLinearMatMul. The kernels compute in integers and
+// round once at the end, the reference in float: an output may land on the neighbouring 8-bit step, never
+// further. Also MaxPool on 8-bit values.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -177,6 +178,66 @@ TEST(OnednnQLinearConv, AgreesWithTheReference) {
        DType::kInt8,
        DType::kInt8,
        0,
+       DType::kInt8},
+      // YOLOv5's SiLU, HardSwish and LeakyRelu before the requantization; odd sizes.
+      {{1, 5, 13, 11},
+       {7, 5, 3, 3},
+       {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}, {"activation", "SiLU"}},
+       DType::kInt8,
+       0,
+       true,
+       true,
+       std::nullopt,
+       DType::kInt8},
+      {{1, 12, 9, 9},
+       {24, 12, 1, 1},
+       {{"activation", "HardSwish"}},
+       DType::kUInt8,
+       3,
+       true,
+       true,
+       std::nullopt,
+       DType::kInt8},
+      {{1, 6, 7, 5},
+       {9, 6, 3, 3},
+       {{"pads", Ints{0, 1, 0, 1}},
+        {"activation", "LeakyRelu"},
+        {"activation_params", std::vector<double>{0.1}}},
+       DType::kInt8,
+       0,
+       false,
+       true,
+       std::nullopt,
+       DType::kUInt8},
+      // A residual, then SiLU.
+      {{1, 8, 5, 5},
+       {8, 8, 1, 1},
+       {{"activation", "SiLU"}},
+       DType::kInt8,
+       0,
+       true,
+       true,
+       DType::kInt8,
+       DType::kInt8},
+      // YOLOv5's bottleneck: the residual added after the SiLU (a sum post-op after the swish), of
+      // the output's type and of the other one.
+      {{1, 8, 7, 5},
+       {8, 8, 3, 3},
+       {{"pads", Ints{1, 1, 1, 1}}, {"activation", "SiLU"}, {"residual_after_activation", int64_t{1}}},
+       DType::kInt8,
+       0,
+       true,
+       true,
+       DType::kInt8,
+       DType::kInt8},
+      {{1, 16, 6, 6},
+       {16, 16, 1, 1},
+       {{"activation", "SiLU"}, {"residual_after_activation", int64_t{1}}},
+       DType::kInt8,
+       0,
+       true,
+       true,
+       DType::kUInt8,
        DType::kInt8},
       // Float output, where the graph goes on in float.
       {{2, 4, 6, 6}, {6, 4, 3, 3}, {}, DType::kInt8, 0, true, true, std::nullopt, std::nullopt},

@@ -3,7 +3,10 @@
 // its residual Add, Relu and QuantizeLinear as one FusedQLinearConv with an 8-bit output,
 // MaxPool and Flatten on 8-bit values, a Conv whose result goes on in float with a float32
 // output, an int32 bias behind a DequantizeLinear folded; and expand_fused_ops gives the QDQ form
-// back. Chains that cannot fuse stay.
+// back. SiLU, HardSwish and LeakyRelu join the int8 convolution, and a residual added after
+// the activation (YOLOv5's bottleneck) too. Chains that cannot fuse stay.
+#include <set>
+
 #include "graph/passes/passes.h"
 #include "pass_test_util.h"
 
@@ -179,6 +182,71 @@ TEST(FuseQuantizedOps, MatMulAndGemmBecomeInt8Products) {
   EXPECT_EQ(count_op(expanded, "FusedQLinearMatMul"), 0u);
   EXPECT_EQ(count_op(expanded, "MatMul"), 2u);
   expect_same_outputs(g, expanded, 0.05 * 8 * 0.02 * 127, 0);
+}
+
+// YOLOv5's convolutions: Conv -> SiLU (x * Sigmoid(x)) -> Q, and HardSwish and LeakyRelu, each
+// one int8 convolution with the activation before the requantization; odd sizes.
+TEST(FuseQuantizedOps, SiluHardSwishAndLeakyReluJoinTheInt8Convolution) {
+  std::mt19937 rng(9);
+  Graph g;
+  g.name = "silu";
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 3, 11, 7}});
+  Value* c1 =
+      out0(g.add_node("Conv", {qdq(g, x, "x", 0.02, DType::kInt8), int8_weight(g, "w1", {5, 3, 3, 3}, rng)},
+                      {{"pads", {1, 1, 1, 1}}, {"strides", {2, 2}}}, "conv1"));
+  Value* sig = out0(g.add_node("Sigmoid", {c1}, {}, "sigmoid"));
+  Value* silu = qdq(g, out0(g.add_node("Mul", {c1, sig}, {}, "silu")), "a1", 0.01, DType::kInt8);
+  Value* c2 = out0(g.add_node("Conv", {silu, int8_weight(g, "w2", {7, 5, 1, 1}, rng)}, {}, "conv2"));
+  Value* hs = qdq(g, out0(g.add_node("HardSwish", {c2}, {}, "hardswish")), "a2", 0.01, DType::kInt8);
+  Value* c3 = out0(g.add_node("Conv", {hs, int8_weight(g, "w3", {3, 7, 3, 3}, rng)}, {}, "conv3"));
+  g.add_output(
+      qdq(g, out0(g.add_node("LeakyRelu", {c3}, {{"alpha", 0.1}}, "leaky")), "a3", 0.01, DType::kInt8));
+  g.infer_shapes();
+  Graph after = g.clone();
+  ASSERT_TRUE(run_pass(fuse_quantized_ops_pass(), after));
+  EXPECT_EQ(count_op(after, "FusedQLinearConv"), 3u);
+  for (const char* gone : {"Conv", "Sigmoid", "Mul", "HardSwish", "LeakyRelu"})
+    EXPECT_EQ(count_op(after, gone), 0u) << gone;
+  // Left: the input's QuantizeLinear and the output's DequantizeLinear: int8 from end to end.
+  EXPECT_EQ(count_op(after, "QuantizeLinear"), 1u);
+  EXPECT_EQ(count_op(after, "DequantizeLinear"), 1u);
+  std::set<std::string> activations;
+  for (const Node* n : after.nodes())
+    if (n->op == "FusedQLinearConv")
+      activations.insert(std::get<std::string>(n->attrs.at("activation").variant()));
+  EXPECT_EQ(activations, (std::set<std::string>{"SiLU", "HardSwish", "LeakyRelu"}));
+  // Float rounding may move an 8-bit value by one step (0.01) in each layer.
+  expect_same_outputs(g, after, 0.0301, 0);
+  Graph expanded = after.clone();
+  ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
+  EXPECT_EQ(count_op(expanded, "FusedQLinearConv"), 0u);
+  EXPECT_EQ(count_op(expanded, "Sigmoid"), 1u);
+  expect_same_outputs(g, expanded, 0.0301, 0);
+}
+
+// YOLOv5's bottleneck: QDQ(skip) + SiLU(Conv(...)) -> Q, the residual added after the activation.
+TEST(FuseQuantizedOps, ResidualAfterTheActivation) {
+  std::mt19937 rng(10);
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 5, 9, 7}});
+  Value* skip = g.add_input("skip", TensorInfo{DType::kFloat32, Shape{1, 6, 9, 7}});
+  Value* c =
+      out0(g.add_node("Conv", {qdq(g, x, "x", 0.02, DType::kInt8), int8_weight(g, "w", {6, 5, 3, 3}, rng)},
+                      {{"pads", {1, 1, 1, 1}}}, "conv"));
+  Value* silu = out0(g.add_node("Mul", {c, out0(g.add_node("Sigmoid", {c}, {}, "sigmoid"))}, {}, "silu"));
+  Value* s = out0(g.add_node("Add", {qdq(g, skip, "skip", 0.03, DType::kInt8), silu}, {}, "residual"));
+  g.add_output(qdq(g, s, "y", 0.05, DType::kInt8));
+  g.infer_shapes();
+  Graph after = g.clone();
+  ASSERT_TRUE(run_pass(fuse_quantized_ops_pass(), after));
+  EXPECT_EQ(count_op(after, "FusedQLinearConv"), 1u);
+  for (const char* gone : {"Conv", "Sigmoid", "Mul", "Add"}) EXPECT_EQ(count_op(after, gone), 0u) << gone;
+  expect_same_outputs(g, after, 0.0501, 0);
+  Graph expanded = after.clone();
+  ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
+  EXPECT_EQ(count_op(expanded, "FusedQLinearConv"), 0u);
+  EXPECT_EQ(count_op(expanded, "Add"), 1u);
+  expect_same_outputs(g, expanded, 0.0501, 0);
 }
 
 // A chain that ends in float (Conv -> Relu, read by a float op): the Relu goes with the Conv and

@@ -1,17 +1,23 @@
-// quantize_model (src/tools/quantize/quantize_model.cc): the QDQ graph it writes, and the INT8
-// accuracy of a CNN trained by Kiln on the digits data (data/digits) against its float accuracy.
+// quantize_model (src/tools/quantize/quantize_model.cc): the QDQ graph it writes, the INT8
+// accuracy of a CNN trained by Kiln on the digits data (data/digits) against its float accuracy,
+// and a YOLO-like block (SiLU, a bottleneck's residual, SPPF's MaxPools, nearest Resize, Concats)
+// that fuse_quantized_ops
+// turns into int8 from input to output, against the QDQ graph on the reference kernels.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <iostream>
+#include <random>
 
 #include "frontends/mxnet/import.h"
 #include "graph/graph.h"
+#include "graph/passes/passes.h"
 #include "kiln/kiln.hpp"
 #include "kiln/nn/gluon.hpp"
 #include "kiln/npy.hpp"
 #include "kiln/quantize.hpp"
 #include "runtime/model_files.h"
+#include "runtime/runtime_test_util.h"
 #include "test_support.h"
 #include "tools/digits_cnn.h"
 
@@ -118,6 +124,109 @@ TEST(QuantizeModel, ExcludedLayersStayFloat) {
     if (n->op == "Conv" || n->op == "Gemm") first_last_float.push_back(float_weight(n));
   EXPECT_EQ(by_type_float, (std::vector<bool>{false, false, true, true}));
   EXPECT_EQ(first_last_float, (std::vector<bool>{true, false, false, true}));
+}
+
+graph::Value* out0(graph::Node* n) {
+  return n->outputs[0];
+}
+
+// Conv (+ bias) -> SiLU as YOLOv5 writes it: x * Sigmoid(x).
+graph::Value* conv_silu(graph::Graph& g, graph::Value* x, const std::string& name, const Shape& w,
+                        std::mt19937& rng, bool silu = true) {
+  const float bound = 1.5f / std::sqrt(static_cast<float>(w.numel() / w[0]));
+  graph::Value* wv = g.add_initializer(name + "/W", runtime::testing::random_tensor(w, rng, -bound, bound));
+  graph::Value* b = g.add_initializer(name + "/b", runtime::testing::random_tensor({w[0]}, rng, -0.2f, 0.2f));
+  const int64_t pad = w[2] / 2;
+  graph::Value* c = out0(g.add_node("Conv", {x, wv, b}, {{"pads", std::vector<int64_t>(4, pad)}}, name));
+  if (!silu) return c;
+  return out0(
+      g.add_node("Mul", {c, out0(g.add_node("Sigmoid", {c}, {}, name + "/sigmoid"))}, {}, name + "/silu"));
+}
+
+// x -> Conv/SiLU -> c1, a bottleneck: a = c1 + Conv/SiLU(c1); SPPF: a -> MaxPool -> m1 -> MaxPool -> m2,
+// Concat(a, m1, m2) -> Conv/SiLU
+// -> Resize (nearest, x2) -> Concat with Conv/SiLU(x2) -> Conv -> y (float). Odd sizes.
+graph::Graph yolo_block(std::mt19937& rng) {
+  graph::Graph g;
+  g.name = "yolo_block";
+  graph::Value* x = g.add_input("x", ops::TensorInfo{DType::kFloat32, Shape{1, 3, 13, 11}});
+  graph::Value* x2 = g.add_input("x2", ops::TensorInfo{DType::kFloat32, Shape{1, 3, 26, 22}});
+  graph::Value* c1 = conv_silu(g, x, "c1", {8, 3, 3, 3}, rng);
+  graph::Value* a =
+      out0(g.add_node("Add", {c1, conv_silu(g, c1, "bottleneck", {8, 8, 3, 3}, rng)}, {}, "add"));
+  const AttrMap pool{{"kernel_shape", std::vector<int64_t>{3, 3}},
+                     {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  graph::Value* m1 = out0(g.add_node("MaxPool", {a}, pool, "pool1"));
+  graph::Value* m2 = out0(g.add_node("MaxPool", {m1}, pool, "pool2"));
+  graph::Value* cat1 = out0(g.add_node("Concat", {a, m1, m2}, {{"axis", int64_t{1}}}, "cat1"));
+  graph::Value* b = conv_silu(g, cat1, "c2", {6, 24, 1, 1}, rng);
+  graph::Value* scales =
+      g.add_initializer("up/scales", Tensor::from_vector(std::vector<float>{1, 1, 2, 2}, Shape{4}));
+  graph::Value* up =
+      out0(g.add_node("Resize", {b, nullptr, scales}, {{"mode", std::string("nearest")}}, "up"));
+  graph::Value* d = conv_silu(g, x2, "c3", {4, 3, 3, 3}, rng);
+  graph::Value* cat2 = out0(g.add_node("Concat", {up, d}, {{"axis", int64_t{1}}}, "cat2"));
+  graph::Value* y = conv_silu(g, cat2, "c4", {5, 10, 3, 3}, rng, /*silu=*/false);
+  g.rename_value(y, "y");
+  g.set_outputs({y});
+  g.infer_shapes();
+  return g;
+}
+
+TEST(QuantizeModel, YoloBlockRunsInInt8FromInputToOutput) {
+  std::mt19937 rng(21);
+  const graph::Graph model = yolo_block(rng);
+  std::vector<std::map<std::string, Tensor>> batches;
+  for (int i = 0; i < 3; ++i)
+    batches.push_back({{"x", runtime::testing::random_tensor({1, 3, 13, 11}, rng, 0.f, 1.f)},
+                       {"x2", runtime::testing::random_tensor({1, 3, 26, 22}, rng, 0.f, 1.f)}});
+  auto next = std::make_shared<size_t>(0);
+  const CalibrationBatches calib = [&batches, next](std::map<std::string, Tensor>& batch) {
+    if (*next == batches.size()) return false;
+    batch = batches[(*next)++];
+    return true;
+  };
+  const graph::Graph qdq = quantize_model(model.clone(), calib, {.calib_mode = "naive"});
+  // A QDQ pair after each value an int8 op reads: x, x2, c1, the Concats, their inputs (a, m1, m2;
+  // up, d) and the Resize's input b, the joined ones with their Concat's parameters.
+  std::map<std::string, int> ops = op_counts(qdq);
+  EXPECT_EQ(ops["QuantizeLinear"], 11);
+
+  graph::Graph fused = qdq.clone();
+  ASSERT_TRUE(graph::fuse_quantized_ops_pass().run(fused));
+  ops = op_counts(fused);
+  EXPECT_EQ(ops["FusedQLinearConv"], 5);
+  for (const char* gone : {"Conv", "Sigmoid", "Mul", "Add", "DequantizeLinear"})
+    EXPECT_EQ(ops[gone], 0) << gone;
+  EXPECT_EQ(ops["QuantizeLinear"], 2);  // the graph inputs only
+  for (const graph::Node* n : fused.nodes()) {
+    if (n->op == "Concat" || n->op == "MaxPool" || n->op == "Resize") {
+      EXPECT_EQ(n->outputs[0]->info->dtype, DType::kInt8) << n->label();
+    }
+  }
+
+  // The int8 kernels against the QDQ graph on the reference kernels, and both against float.
+  const Predictor int8(qdq.clone(), {.opt_level = "all"});
+  const Predictor reference(qdq.clone(), {.opt_level = "none", .kernels = "reference"});
+  const Predictor fp32(model.clone(), {.opt_level = "none", .kernels = "reference"});
+  for (const auto& batch : batches) {
+    const Tensor want = reference.predict(batch)[0];
+    const std::vector<float> got = int8.predict(batch)[0].to_vector<float>();
+    const std::vector<float> ref = want.to_vector<float>();
+    const std::vector<float> flt = fp32.predict(batch)[0].to_vector<float>();
+    ASSERT_EQ(got.size(), ref.size());
+    double largest = 0, to_reference = 0, to_float = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      largest = std::max(largest, std::fabs(double{flt[i]}));
+      to_reference = std::max(to_reference, std::fabs(double{got[i]} - ref[i]));
+      to_float = std::max(to_float, std::fabs(double{got[i]} - flt[i]));
+    }
+    // An 8-bit step moved by float rounding in one layer spreads through the next: a few steps of
+    // the last input's scale times the last weights, well under 3% of the range; int8 against
+    // float: the quantization error itself, under 10%.
+    EXPECT_LT(to_reference, 0.03 * largest);
+    EXPECT_LT(to_float, 0.10 * largest);
+  }
 }
 
 TEST(QuantizeModel, BadOptionsAreNamed) {

@@ -3,7 +3,8 @@
 // joined along the channels and convolved again) stays in that layout instead of going to
 // row-major and back around every join. Concats of row-major values only stay with the reference
 // kernel (a plain copy), as do inputs of different element types (a bf16 layout next to a
-// float32 tensor) and whatever only oneDNN's generic implementation covers.
+// float32 tensor) and whatever only oneDNN's generic implementation covers. Float and 8-bit
+// integer values (an int8 model's joins, which copy the 8-bit values as they are) are joined.
 #include <memory>
 #include <vector>
 
@@ -36,7 +37,9 @@ runtime::KernelChoice make_concat(const runtime::KernelQuery& query) {
   const auto& y = output_info(node, 0);
   bool any_layout = false;
   for (const runtime::LayoutPtr& layout : query.input_layouts) any_layout |= layout != nullptr;
-  if (!any_layout || !is_float(y.dtype) || y.shape.numel() == 0) return {};
+  // Float, and 8-bit values of int8 convolutions (YOLO's C3 and SPPF joins in an int8 model).
+  const bool copyable = is_float(y.dtype) || y.dtype == DType::kInt8 || y.dtype == DType::kUInt8;
+  if (!any_layout || !copyable || y.shape.numel() == 0) return {};
   auto kernel = std::make_shared<ConcatKernel>();
   for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
     const std::optional<dnnl::memory::desc> stored = stored_desc(query, i);

@@ -4,7 +4,8 @@
 // bias, ONNX Runtime's requantization before a residual as a chain of eltwise post-ops, the
 // residual as a sum post-op with its own scale and zero point (accumulated in place when the plan
 // lets the output take over the residual's buffer, else copied into the output first; a binary
-// post-op into a float32 output), the activation as an eltwise post-op, and the output
+// post-op into a float32 output), the activation as an eltwise post-op (before the residual
+// with residual_after_activation), and the output
 // requantized (u8 or s8) or left in float32. Scales and zero points are oneDNN 3 run-time
 // arguments (DNNL_ARG_ATTR_SCALES / DNNL_ARG_ATTR_ZERO_POINTS), kept by the kernel since they are
 // constants of the graph. The output stays in the primitive's layout (channels last for int8) for
@@ -153,6 +154,9 @@ runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query
     post.append_eltwise(dnnl::algorithm::eltwise_clip, lo - zero, hi - zero);
     post.append_eltwise(dnnl::algorithm::eltwise_linear, s, 0.f);
   }
+  // YOLOv5's bottleneck adds the residual after the activation: the eltwise post-op goes first.
+  const bool residual_last = query.attrs.get_int("residual_after_activation") != 0;
+  if (residual_last) append_activation(post, query.attrs);
   std::optional<dt> z_type;
   if (has_input(node, kZ)) {
     const Tensor* z_scale = constant_input(node, kZScale);
@@ -172,7 +176,7 @@ runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query
       post.append_eltwise(dnnl::algorithm::eltwise_linear, zs, 0.f);
     }
   }
-  append_activation(post, query.attrs);
+  if (!residual_last) append_activation(post, query.attrs);
   attr.set_post_ops(post);
 
   const dnnl::memory::desc x_any(to_dims(x.shape), *to_dnnl(x.dtype), tag::any);

@@ -65,8 +65,9 @@ bool expand(Graph& graph, Node* fused) {
 
 // FusedQLinearConv and FusedQLinearMatMul back into their QDQ form: DequantizeLinear of the
 // activation, of the weight (per output channel: axis 0 of a Conv weight, axis 1 of a (K, N)
-// matrix) and of a residual, the FusedConv or FusedMatMul of those (expanded in turn), and
-// QuantizeLinear when the output is 8-bit.
+// matrix) and of a residual, the FusedConv or FusedMatMul of those (expanded in turn), the Add
+// of the residual after the activation (residual_after_activation), and QuantizeLinear when the
+// output is 8-bit.
 bool expand_quantized(Graph& graph, Node* fused) {
   const bool is_conv = fused->op == "FusedQLinearConv";
   if (!is_conv && fused->op != "FusedQLinearMatMul") return false;
@@ -91,8 +92,11 @@ bool expand_quantized(Graph& graph, Node* fused) {
   std::vector<Value*> base_inputs{dequantize(0, 1, 2, 1, "x"), dequantize(3, 4, 5, is_conv ? 0 : 1, "w"),
                                   input(8)};
   Value* z = is_conv && input(9) ? dequantize(9, 10, 11, 1, "z") : nullptr;
-  if (z && !mid) base_inputs.push_back(z);
+  const bool residual_last =
+      is_conv && fused->schema().bind(fused->attrs).get_int("residual_after_activation") != 0;
+  if (z && !mid && !residual_last) base_inputs.push_back(z);
   AttrMap base_attrs = fused->attrs;
+  base_attrs.erase("residual_after_activation");
   if (mid) {
     base_attrs.insert_or_assign("activation", AttrValue(std::string()));
     base_attrs.insert_or_assign("activation_params", AttrValue(std::vector<double>{}));
@@ -111,6 +115,7 @@ bool expand_quantized(Graph& graph, Node* fused) {
     y = add_activation(graph, *fused, y);
     graph.infer_node(y->producer, /*allow_unknown=*/true);
   }
+  if (z && residual_last) y = add("Add", {y, z}, {}, "residual");
   if (input(6)) {
     std::vector<Value*> q_inputs{y, input(6)};
     if (input(7)) q_inputs.push_back(input(7));

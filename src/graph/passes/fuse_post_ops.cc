@@ -4,14 +4,15 @@
 //   Conv -> [Add(residual of the same shape)] -> [activation]
 //   MatMul -> [Add(constant per-column bias)] -> [activation]
 //   Gemm -> [activation]
-// The activations are the ones fused_activation.h lists; SiLU is matched as x * Sigmoid(x).
+// The activations are the ones fused_activation.h lists (activation_match.h finds them); SiLU is
+// matched as x * Sigmoid(x).
 // Each value inside the chain must be read by the next node alone and not be a graph output.
 // Needs shapes (to check that the residual has the output's shape).
-#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "graph/passes/activation_match.h"
 #include "graph/passes/passes.h"
 
 namespace kiln::graph {
@@ -33,53 +34,6 @@ Value* other_input(const Node& binary, const Value* v) {
 // inference refuses the residual then: it never broadcasts silently.
 bool same_info(const Value* a, const Value* b) {
   return a && b && a->info && b->info && a->info->dtype == b->info->dtype && a->info->shape == b->info->shape;
-}
-
-std::optional<double> constant_scalar(const Graph& graph, const Value* v) {
-  if (!v || !is_fixed_constant(graph, v) || v->constant.numel() != 1) return std::nullopt;
-  return v->constant.cast(DType::kFloat64).to_vector<double>()[0];
-}
-
-struct Absorbed {
-  std::string activation;
-  std::vector<double> params;
-  std::vector<Node*> nodes;  // in chain order
-  Value* output = nullptr;   // the chain's last value
-};
-
-// The activation reading `v`, if it is one a fused op can apply.
-std::optional<Absorbed> match_activation(const Graph& graph, Value* v) {
-  if (v->users.empty() || is_graph_output(graph, v)) return std::nullopt;
-  if (v->users.size() == 2) {  // SiLU: Mul(v, Sigmoid(v))
-    Node* a = v->users[0];
-    Node* b = v->users[1];
-    Node* sigmoid = a->op == "Sigmoid" ? a : b->op == "Sigmoid" ? b : nullptr;
-    Node* mul = sigmoid == a ? b : a;
-    if (!sigmoid || mul->op != "Mul" || other_input(*mul, v) != sigmoid->outputs[0]) return std::nullopt;
-    if (sole_reader(graph, sigmoid->outputs[0]) != mul) return std::nullopt;
-    return Absorbed{"SiLU", {}, {sigmoid, mul}, mul->outputs[0]};
-  }
-  Node* n = v->users[0];
-  if (n->inputs.empty() || n->inputs[0] != v) return std::nullopt;
-  const Attrs attrs = n->schema().bind(n->attrs);
-  const std::set<std::string> plain{"Relu", "Sigmoid", "Tanh", "HardSwish"};
-  if (plain.count(n->op)) return Absorbed{n->op, {}, {n}, n->outputs[0]};
-  if (n->op == "LeakyRelu" || n->op == "Elu")
-    return Absorbed{n->op, {attrs.get_float("alpha")}, {n}, n->outputs[0]};
-  if (n->op == "HardSigmoid")
-    return Absorbed{n->op, {attrs.get_float("alpha"), attrs.get_float("beta")}, {n}, n->outputs[0]};
-  if (n->op == "Gelu") {
-    return Absorbed{attrs.get_string("approximate") == "tanh" ? "GeluTanh" : "Gelu", {}, {n}, n->outputs[0]};
-  }
-  if (n->op == "Clip") {
-    const Value* lo = n->inputs.size() > 1 ? n->inputs[1] : nullptr;
-    const Value* hi = n->inputs.size() > 2 ? n->inputs[2] : nullptr;
-    const auto min = lo ? constant_scalar(graph, lo) : std::optional<double>(-INFINITY);
-    const auto max = hi ? constant_scalar(graph, hi) : std::optional<double>(INFINITY);
-    if (!min || !max) return std::nullopt;
-    return Absorbed{"Clip", {*min, *max}, {n}, n->outputs[0]};
-  }
-  return std::nullopt;
 }
 
 // Fuses the chain starting at `anchor`; the nodes it removes are added to `removed`.
@@ -110,7 +64,7 @@ bool fuse_at(Graph& graph, Node* anchor, std::set<const Node*>& removed) {
       last = add->outputs[0];
     }
   }
-  std::optional<Absorbed> act = match_activation(graph, last);
+  std::optional<MatchedActivation> act = match_activation(graph, last);
   if (act) {
     chain.insert(chain.end(), act->nodes.begin(), act->nodes.end());
     last = act->output;
@@ -118,7 +72,7 @@ bool fuse_at(Graph& graph, Node* anchor, std::set<const Node*>& removed) {
   if (chain.empty()) return false;
 
   AttrMap attrs = anchor->attrs;
-  attrs.insert_or_assign("activation", AttrValue(act ? act->activation : std::string()));
+  attrs.insert_or_assign("activation", AttrValue(act ? act->name : std::string()));
   attrs.insert_or_assign("activation_params", AttrValue(act ? act->params : std::vector<double>{}));
   Node* node = graph.add_node(fused->second.first, inputs, attrs, graph.fresh_name(anchor->name + "_fused"));
   node->outputs[0]->info = last->info;

@@ -2,16 +2,20 @@
 // ops, as quantize_model and ONNX Runtime's quantize_static write it) into int8 ops, so that
 // activations stay 8-bit from one convolution to the next:
 //
-//   DQ(x), DQ(w) -> Conv(+ B) -> [Q -> DQ] -> [Add(DQ(z))] -> [Relu | Clip] -> [Q]
+//   DQ(x), DQ(w) -> Conv(+ B) -> [Q -> DQ] -> [Add(DQ(z))] -> [activation] -> [Q]
+//   DQ(x), DQ(w) -> Conv(+ B) -> activation -> Add(DQ(z)) -> [Q]
 //                                                                        =>   FusedQLinearConv
-//   DQ(a), DQ(b) -> MatMul [-> Add(bias)] | Gemm(+ C) -> [Relu | Clip] -> [Q]
+//   DQ(a), DQ(b) -> MatMul [-> Add(bias)] | Gemm(+ C) -> [activation] -> [Q]
 //                                                                        =>   FusedQLinearMatMul
 //   the same with DQ(DynamicQuantizeLinear(a)) (dynamic quantization)   =>   FusedDynamicQLinearMatMul
-//   DQ(x) -> MaxPool | Reshape | Flatten | Squeeze | Unsqueeze | Transpose -> Q (same scale and
-//   zero point)                                                          =>   the op on x itself
+//   DQ(x) -> MaxPool | Reshape | Flatten | Squeeze | Unsqueeze | Transpose | Resize (nearest)
+//   -> Q (same scale and zero point)                                     =>   the op on x itself
+//   Concat(DQ(x1), DQ(x2), ...) -> Q (all the same parameters)          =>   Concat(x1, x2, ...)
 //
-// Without a final Q the fused convolution writes float32 (the graph goes on in float there). A
-// bias written as DequantizeLinear of int32 (ONNX Runtime's form) is folded into a float one.
+// The activation is any of those fused_activation.h lists (SiLU as x * Sigmoid(x), YOLO's),
+// applied by the int8 kernel before it requantizes. Without a final Q the fused convolution
+// writes float32 (the graph goes on in float there). A bias written as DequantizeLinear of int32
+// (ONNX Runtime's form) is folded into a float one.
 // x, z, a and y are quantized per tensor, w per tensor or per output channel, b per tensor or
 // per column (Gemm: transA 0, alpha and beta 1, C one value per column); every scale and
 // zero point must be a constant. Each value inside a chain must be read by the next node alone
@@ -23,6 +27,7 @@
 #include <optional>
 #include <set>
 
+#include "graph/passes/activation_match.h"
 #include "graph/passes/passes.h"
 
 namespace kiln::graph {
@@ -111,25 +116,6 @@ std::optional<Value*> float_bias(Graph& graph, Value* b) {
   return graph.add_initializer(graph.fresh_name(b->name + "_float"), value);
 }
 
-struct Activation {
-  std::string name;
-  std::vector<double> params;
-  Node* node = nullptr;
-};
-
-std::optional<Activation> activation_after(const Graph& graph, const Value* v) {
-  Node* n = sole_reader(graph, v);
-  if (!n || n->inputs[0] != v) return std::nullopt;
-  if (n->op == "Relu") return Activation{"Relu", {}, n};
-  if (n->op == "Clip") {
-    const Value* lo = n->inputs.size() > 1 ? n->inputs[1] : nullptr;
-    const Value* hi = n->inputs.size() > 2 ? n->inputs[2] : nullptr;
-    if ((lo && !is_scalar_constant(graph, lo)) || (hi && !is_scalar_constant(graph, hi))) return std::nullopt;
-    return Activation{"Clip", {lo ? scalar_of(lo) : -INFINITY, hi ? scalar_of(hi) : INFINITY}, n};
-  }
-  return std::nullopt;
-}
-
 // A bias of one value per column (shape (N) or (1, N)) as a float32 (N) constant, or nothing.
 std::optional<Value*> column_bias(Graph& graph, Value* value, int64_t columns) {
   const std::optional<Value*> bias = float_bias(graph, value);
@@ -211,10 +197,24 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
     }
   }
   if (!z) mid = nullptr;
-  const std::optional<Activation> act = activation_after(graph, last);
+  const std::optional<MatchedActivation> act = match_activation(graph, last);
   if (act) {
-    chain.push_back(act->node);
-    last = act->node->outputs[0];
+    chain.insert(chain.end(), act->nodes.begin(), act->nodes.end());
+    last = act->output;
+  }
+  // YOLOv5's bottleneck: the residual added after the activation, x + SiLU(Conv(...)).
+  bool residual_last = false;
+  if (Node* add = act && !z ? sole_reader(graph, last) : nullptr; add && add->op == "Add") {
+    Value* other = add->inputs[0] == last ? add->inputs[1] : add->inputs[0];
+    const auto residual = dequantized(graph, other);
+    const Value* out = add->outputs[0];
+    if (other != last && residual && residual->q->info && residual->q->info->shape == y->info->shape &&
+        out->info && out->info->shape == y->info->shape) {
+      z = residual;
+      residual_last = true;
+      chain.push_back(add);
+      last = add->outputs[0];
+    }
   }
   Node* quantize = final_quantize(graph, last);
   if (quantize) {
@@ -244,6 +244,7 @@ bool fuse_conv(Graph& graph, Node* conv, std::set<const Node*>& removed) {
   AttrMap attrs = conv->attrs;
   attrs.insert_or_assign("activation", AttrValue(act ? act->name : std::string()));
   attrs.insert_or_assign("activation_params", AttrValue(act ? act->params : std::vector<double>{}));
+  if (residual_last) attrs.insert_or_assign("residual_after_activation", AttrValue(int64_t{1}));
   Node* fused = graph.add_node("FusedQLinearConv", inputs, attrs, graph.fresh_name(conv->name + "_int8"));
   return replace_chain(graph, fused, last, chain, removed);
 }
@@ -281,10 +282,10 @@ bool fuse_matmul(Graph& graph, Node* n, std::set<const Node*>& removed) {
       }
     }
   }
-  const std::optional<Activation> act = activation_after(graph, last);
+  const std::optional<MatchedActivation> act = match_activation(graph, last);
   if (act) {
-    chain.push_back(act->node);
-    last = act->node->outputs[0];
+    chain.insert(chain.end(), act->nodes.begin(), act->nodes.end());
+    last = act->output;
   }
   Node* quantize = dynamic ? nullptr : final_quantize(graph, last);
   if (quantize) {
@@ -318,21 +319,30 @@ bool fuse_matmul(Graph& graph, Node* n, std::set<const Node*>& removed) {
   return replace_chain(graph, fused, last, chain, removed);
 }
 
-// DQ -> op -> Q with the same parameters, where the op only moves or picks values: the op runs
-// on the 8-bit values and both conversions go.
+// DQ -> op -> Q with the same parameters, where the op only moves or picks values (Resize in
+// mode nearest; Concat with every input so dequantized): the op runs on the 8-bit values and the
+// conversions go.
 bool fuse_value_preserving(Graph& graph, Node* n, std::set<const Node*>& removed) {
-  static const std::set<std::string> kOps{"MaxPool", "Reshape",   "Flatten",
-                                          "Squeeze", "Unsqueeze", "Transpose"};
-  if (!kOps.count(n->op) || n->outputs.size() != 1) return false;
-  const auto x = dequantized(graph, n->inputs[0]);
+  static const std::set<std::string> kOps{"MaxPool",   "Reshape",   "Flatten", "Squeeze",
+                                          "Unsqueeze", "Transpose", "Resize",  "Concat"};
+  if (!kOps.count(n->op) || n->outputs.size() != 1 || n->inputs.empty()) return false;
+  if (n->op == "Resize" && n->schema().bind(n->attrs).get_string("mode") != "nearest") return false;
   Node* q = sole_reader(graph, n->outputs[0]);
-  if (!x || !is_plain_quantize(graph, q) || scalar_of(q->inputs[1]) != scalar_of(x->scale)) return false;
+  if (!is_plain_quantize(graph, q)) return false;
   const Value* q_zero = q->inputs.size() > 2 ? q->inputs[2] : nullptr;
   const DType q_type = q->outputs[0]->info->dtype;
-  if (q_type != x->q->info->dtype || scalar_of(q_zero) != scalar_of(x->zero_point)) return false;
-  graph.set_input(n, 0, x->q);
+  const size_t data_inputs = n->op == "Concat" ? n->inputs.size() : 1;
+  std::vector<Dequantized> xs;
+  for (size_t i = 0; i < data_inputs; ++i) {
+    const auto x = dequantized(graph, n->inputs[i]);
+    if (!x || scalar_of(q->inputs[1]) != scalar_of(x->scale) || q_type != x->q->info->dtype ||
+        scalar_of(q_zero) != scalar_of(x->zero_point))
+      return false;
+    xs.push_back(*x);
+  }
+  for (size_t i = 0; i < xs.size(); ++i) graph.set_input(n, static_cast<int>(i), xs[i].q);
   if (!graph.infer_node(n, /*allow_unknown=*/true) || !remove_node_replacing(graph, q, {n->outputs[0]})) {
-    graph.set_input(n, 0, x->node->outputs[0]);
+    for (size_t i = 0; i < xs.size(); ++i) graph.set_input(n, static_cast<int>(i), xs[i].node->outputs[0]);
     graph.infer_node(n, /*allow_unknown=*/true);
     return false;
   }

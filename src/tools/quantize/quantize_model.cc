@@ -9,6 +9,7 @@
 #include "frontends/onnx/export.h"
 #include "frontends/onnx/import.h"
 #include "graph/pass_manager.h"
+#include "graph/passes/activation_match.h"
 #include "graph/passes/passes.h"
 #include "kiln/error.hpp"
 #include "kiln/npy.hpp"
@@ -71,8 +72,10 @@ int weight_channel_axis(const Graph& g, const Node& n) {
 
 // Ops that move or pick values without computing new ones: a quantized value passes through them
 // unchanged, so their input and output share quantization parameters and a chain of them stays
-// in int8.
-bool is_value_preserving(const std::string& op) {
+// in int8. Resize only picks values in mode nearest.
+bool is_value_preserving(const Node& n) {
+  const std::string& op = n.op;
+  if (op == "Resize") return n.schema().bind(n.attrs).get_string("mode") == "nearest";
   return op == "MaxPool" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
          op == "Transpose";
 }
@@ -113,14 +116,25 @@ Selection select(Graph& g, const QuantizeOptions& options) {
   // ops that only feed quantized readers) the values those were taken from.
   std::set<const Value*> chosen;
   for (Node* n : s.compute) chosen.insert(n->inputs[0]);
-  // A residual Add after a quantized Conv: its other input too, so that the Add folds into the
-  // int8 convolution (a sum post-op on a quantized tensor). When both inputs come from quantized
+  // A residual Add after a quantized Conv (or after the activation that follows it): its other
+  // input too, so that the Add folds into the int8 convolution (a sum post-op on a quantized
+  // tensor). When both inputs come from quantized
   // Convs, the later one takes the Add and the earlier one's output is quantized.
   const std::set<const Node*> quantized(s.compute.begin(), s.compute.end());
   std::map<const Node*, size_t> position;
   for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
-  const auto quantized_conv = [&](const Value* v) {
-    return v->producer && v->producer->op == "Conv" && quantized.count(v->producer) ? v->producer : nullptr;
+  // The quantized Conv whose result `v` is, directly or through the activation after it (YOLOv5's
+  // bottleneck adds its residual after the SiLU).
+  const auto quantized_conv = [&](Value* v) -> const Node* {
+    const auto is_quantized_conv = [&](const Node* n) { return n && n->op == "Conv" && quantized.count(n); };
+    if (is_quantized_conv(v->producer)) return v->producer;
+    if (!v->producer || v->producer->inputs.empty()) return nullptr;
+    for (Value* in : v->producer->inputs) {
+      if (!in || !is_quantized_conv(in->producer)) continue;
+      const std::optional<graph::MatchedActivation> act = graph::match_activation(g, in);
+      if (act && act->output == v) return in->producer;
+    }
+    return nullptr;
   };
   for (Node* n : order) {
     if (n->op != "Add" || n->inputs.size() != 2 || names.count(n->name)) continue;
@@ -133,12 +147,35 @@ Selection select(Graph& g, const QuantizeOptions& options) {
     Value* other = a_fuses ? b : a;
     if (is_float32(other) && !other->is_constant()) chosen.insert(other);
   }
+  // Back from the chosen values: through value-preserving ops (the output takes the input's
+  // parameters), and into Concat (each joined value takes the output's, so that the join copies
+  // 8-bit values: YOLO's C3 and SPPF blocks). A value that already takes another's parameters
+  // keeps them; where that leaves a Concat's inputs or an op's two ends on different parameters,
+  // the op stays in float between its DequantizeLinear and QuantizeLinear.
+  const auto source_of = [&](const Value* v) {
+    while (s.shares_with.count(v)) v = s.shares_with.at(v);
+    return v;
+  };
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = *it;
-    if (!is_value_preserving(n->op) || names.count(n->name) || !chosen.count(n->outputs[0])) continue;
-    if (!is_float32(n->inputs[0])) continue;
-    chosen.insert(n->inputs[0]);
-    s.shares_with[n->outputs[0]] = n->inputs[0];
+    if (names.count(n->name) || !chosen.count(n->outputs[0])) continue;
+    Value* out = n->outputs[0];
+    if (n->op == "Concat") {
+      for (Value* in : n->inputs) {
+        if (!is_float32(in) || in->is_constant() || s.shares_with.count(in) || source_of(out) == in) continue;
+        chosen.insert(in);
+        s.shares_with[in] = out;
+      }
+      continue;
+    }
+    Value* in = n->inputs[0];
+    if (!is_value_preserving(*n) || !is_float32(in)) continue;
+    chosen.insert(in);
+    if (!s.shares_with.count(out)) {
+      if (source_of(in) != out) s.shares_with[out] = in;
+    } else if (!s.shares_with.count(in) && source_of(out) != in) {
+      s.shares_with[in] = out;  // the output already joins a Concat: the input takes its parameters
+    }
   }
   for (Value* v : g.inputs())
     if (chosen.count(v)) s.activations.push_back(v);

@@ -76,6 +76,26 @@ def write_conv(root):
                 None, mid_scale, mid_zp],
                [requantize(y, y_scale, 0, np.uint8)], attrs={"pads": [1, 1, 1, 1], "activation": "Relu",
                                                              "activation_params": []}, rtol=0, atol=1)
+    # YOLOv5's convolution and bottleneck: SiLU, then (residual_after_activation) the residual; int8
+    # output, odd sizes.
+    for residual_after in [0, 1]:
+        x, w = q8((1, 5, 7, 9), np.int8), q8((6, 5, 3, 3), np.int8)
+        w_scale = RNG.uniform(0.002, 0.01, size=6).astype(np.float32)
+        b = RNG.uniform(-0.5, 0.5, size=6).astype(np.float32)
+        y = conv_cases.conv_ref(dq(x, 0.02), dq(w, w_scale, axis=0), b, pads=[1, 1, 1, 1])
+        z = None
+        if residual_after:
+            z = q8(y.shape, np.int8)
+            y = y / (1 + np.exp(-y)) + dq(z, 0.03)
+        else:
+            y = y / (1 + np.exp(-y))
+        y_scale = np.float32(np.abs(y).max() / 100)
+        write_case(root, f"fused_qlinear_conv_silu{'_then_residual' if residual_after else ''}", "FusedQLinearConv",
+                   [x, np.float32(0.02), None, w, w_scale, None, y_scale, np.array(0, np.int8), b, z,
+                    np.float32(0.03) if residual_after else None],
+                   [requantize(y, y_scale, 0, np.int8)],
+                   attrs={"pads": [1, 1, 1, 1], "activation": "SiLU", "activation_params": [],
+                          "residual_after_activation": residual_after}, rtol=0, atol=1)
     # Float output (no y_scale), grouped and strided, per-tensor weight scale.
     x, w = q8((2, 4, 7, 7), np.uint8), q8((6, 2, 3, 3), np.int8)
     y = conv_cases.conv_ref(dq(x, 0.05), dq(w, 0.004, axis=0), None, strides=[2, 2], group=2)
