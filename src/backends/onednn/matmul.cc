@@ -126,8 +126,11 @@ runtime::KernelChoice make_matmul_kernel(const runtime::KernelQuery& query) {
   runtime::KernelChoice choice;
   choice.output_layouts.resize(1);
   const dnnl::memory::desc out_desc = plain_output_store(query, 0, choice.output_layouts[0]);
-  // FusedMatMul: a per-column bias, then an activation.
+  // FusedMatMul: alpha, an addend broadcast to the output (a per-column bias, an attention mask, a
+  // residual), then an activation.
   dnnl::post_ops post;
+  const double alpha = query.attrs.has("alpha") ? query.attrs.get_float("alpha") : 1.0;
+  if (alpha != 1.0) post.append_eltwise(dnnl::algorithm::eltwise_linear, static_cast<float>(alpha), 0.f);
   std::optional<Addend> bias;
   if (has_input(node, 2)) {
     if (input_info(node, 2).dtype != out.dtype || query.input_layouts[2] != nullptr) return {};

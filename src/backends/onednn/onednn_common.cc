@@ -326,7 +326,10 @@ bool reaches_normalization(const graph::Value& value, int depth = 0) {
   for (const graph::Node* user : value.users) {
     const std::string& op = user->op;
     if (op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization") return true;
-    const bool arithmetic = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+    // The addend of a fused op (a residual, a mask) is summed into its output like an Add's operand.
+    const bool addend = op.rfind("Fused", 0) == 0 && user->inputs.size() > 2 && user->inputs[0] != &value &&
+                        user->inputs[1] != &value;
+    const bool arithmetic = addend || op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
     if (arithmetic && depth < kMaxDepth && reaches_normalization(*user->outputs[0], depth + 1)) return true;
   }
   return false;
