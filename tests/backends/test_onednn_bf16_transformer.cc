@@ -134,6 +134,41 @@ TEST(OnednnBf16Transformer, ValuesStayInBfloat16BetweenKernelsWithFloat32Islands
   EXPECT_LT(max_relative_difference(got[0], want[0]), 3e-2);
 }
 
+// A bf16 value that a Transpose (default perm: reversed axes) and a Reshape read: both run on
+// oneDNN in bf16, and the graph outputs they produce come back row-major float32.
+TEST(OnednnBf16Transformer, TransposeAndReshapeOfBfloat16ValuesFeedGraphOutputs) {
+  std::mt19937 rng(23);
+  graph::Graph g;
+  g.name = "heads";
+  Value* x = g.add_input("x", ops::TensorInfo{DType::kFloat32, Shape{2, 6, 8}});
+  Value* w = g.add_initializer("w", random_tensor({8, 12}, rng));
+  Value* y = g.add_node("MatMul", {x, w}, {}, "proj")->outputs[0];
+  Value* t = g.add_node("Transpose", {y}, {}, "flip")->outputs[0];
+  Value* r = g.add_node("Reshape",
+                        {y, g.add_initializer("shape", Tensor::from_vector<int64_t>({2, 6, 3, 4}, Shape{4}))},
+                        {}, "split")
+                 ->outputs[0];
+  Value* h = g.add_node("Transpose", {r}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}, "heads")->outputs[0];
+  g.set_outputs({t, h});
+  g.infer_shapes();
+  const std::vector<Tensor> inputs{random_tensor({2, 6, 8}, rng)};
+  const std::vector<Tensor> want = runtime::Executor(runtime::compile(g)).run(inputs);
+  const auto plan =
+      runtime::compile(g, {.providers = {onednn_provider()}, .precision = runtime::Precision::kBFloat16});
+  for (const runtime::PlanStep& step : plan->steps) {
+    if (step.schema->name() == "Reshape") {
+      EXPECT_EQ(step.provider, "onednn") << step.label;
+    }
+  }
+  const std::vector<Tensor> got = runtime::Executor(plan).run(inputs);
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t k = 0; k < got.size(); ++k) {
+    EXPECT_EQ(got[k].dtype(), DType::kFloat32);
+    EXPECT_EQ(got[k].shape(), want[k].shape());
+    EXPECT_LT(max_relative_difference(got[k], want[k]), 1e-2) << "output " << k;
+  }
+}
+
 TEST(OnednnBf16Transformer, Float32PlansKeepEveryValueRowMajorAndMatchTheReference) {
   std::mt19937 rng(22);
   const Layer layer = encoder_layer(rng);
