@@ -1,8 +1,8 @@
-// Expanding fused ops back into standard ones, the inverse of fuse_post_ops: FusedConv becomes
-// Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul MatMul [-> Add(bias)]
-// [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv, FusedQLinearMatMul and
-// FusedDynamicQLinearMatMul (fuse_quantized_ops) go back to their QDQ form. Writers of formats that lack
-// Kiln's fused ops (ONNX) run it first, so an optimized graph can still be saved.
+// Expanding fused ops back into standard ones, the inverse of fuse_post_ops and fuse_matmul_scale_add:
+// FusedConv becomes Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul
+// MatMul [-> Mul(alpha)] [-> Add(bias)] [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv,
+// FusedQLinearMatMul and FusedDynamicQLinearMatMul (fuse_quantized_ops) go back to their QDQ form. Writers of
+// formats that lack Kiln's fused ops (ONNX) run it first, so an optimized graph can still be saved.
 #include <map>
 
 #include "graph/passes/passes.h"
@@ -48,11 +48,21 @@ bool expand(Graph& graph, Node* fused) {
   AttrMap attrs = fused->attrs;
   attrs.erase("activation");
   attrs.erase("activation_params");
+  // FusedMatMul's alpha is its own (Gemm's is the base op's).
+  const bool scaled = fused->op == "FusedMatMul";
+  const double alpha = scaled ? fused->schema().bind(fused->attrs).get_float("alpha") : 1.0;
+  if (scaled) attrs.erase("alpha");
   std::vector<Value*> inputs(
       fused->inputs.begin(),
       fused->inputs.begin() + static_cast<long>(std::min(base_inputs, fused->inputs.size())));
   Value* y = graph.add_node(base->second.first, inputs, attrs, graph.fresh_name(fused->name))->outputs[0];
   y->info = fused->outputs[0]->info;
+  if (alpha != 1.0) {
+    const auto& info = fused->outputs[0]->info;
+    Value* scale = scalar_constant(graph, *fused, "alpha", alpha, info ? info->dtype : DType::kFloat32);
+    y = graph.add_node("Mul", {y, scale}, {}, graph.fresh_name(fused->name + "/scale"))->outputs[0];
+    y->info = fused->outputs[0]->info;
+  }
   if (fused->inputs.size() > base_inputs && fused->inputs[base_inputs] != nullptr) {
     y = graph.add_node("Add", {y, fused->inputs[base_inputs]}, {}, graph.fresh_name(fused->name + "/add"))
             ->outputs[0];
