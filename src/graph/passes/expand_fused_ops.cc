@@ -1,8 +1,9 @@
 // Expanding fused ops back into standard ones, the inverse of fuse_post_ops and fuse_matmul_scale_add:
 // FusedConv becomes Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul
 // MatMul [-> Mul(alpha)] [-> Add(bias)] [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv,
-// FusedQLinearMatMul and FusedDynamicQLinearMatMul (fuse_quantized_ops) go back to their QDQ form. Writers of
-// formats that lack Kiln's fused ops (ONNX) run it first, so an optimized graph can still be saved.
+// FusedQLinearMatMul, FusedDynamicQLinearMatMul and FusedQLinearAveragePool (fuse_quantized_ops) go
+// back to their QDQ form. Writers of formats that lack Kiln's fused ops (ONNX) run it first, so an
+// optimized graph can still be saved.
 #include <map>
 
 #include "graph/passes/passes.h"
@@ -166,10 +167,36 @@ bool expand_dynamic_quantized(Graph& graph, Node* fused) {
   return true;
 }
 
+// FusedQLinearAveragePool back into DequantizeLinear -> AveragePool -> QuantizeLinear.
+bool expand_quantized_average_pool(Graph& graph, Node* fused) {
+  if (fused->op != "FusedQLinearAveragePool") return false;
+  const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
+  std::vector<Node*> added;
+  const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
+                       const std::string& what) {
+    added.push_back(
+        graph.add_node(op, std::move(inputs), std::move(attrs), graph.fresh_name(fused->name + "/" + what)));
+    graph.infer_node(added.back(), /*allow_unknown=*/true);
+    return added.back()->outputs[0];
+  };
+  std::vector<Value*> x_inputs{input(0), input(1)};
+  if (input(2)) x_inputs.push_back(input(2));
+  Value* pooled = add("AveragePool", {add("DequantizeLinear", x_inputs, {}, "x")}, fused->attrs, "base");
+  std::vector<Value*> q_inputs{pooled, input(3)};
+  if (input(4)) q_inputs.push_back(input(4));
+  Value* y = add("QuantizeLinear", q_inputs, {}, "quantize");
+  if (!remove_node_replacing(graph, fused, {y})) {
+    for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
+    return false;
+  }
+  return true;
+}
+
 bool expand_fused_ops(Graph& graph) {
   bool changed = false;
   for (Node* n : graph.nodes())
-    changed |= expand_quantized(graph, n) || expand_dynamic_quantized(graph, n) || expand(graph, n);
+    changed |= expand_quantized(graph, n) || expand_dynamic_quantized(graph, n) ||
+               expand_quantized_average_pool(graph, n) || expand(graph, n);
   return changed;
 }
 

@@ -148,10 +148,10 @@ Selection select(Graph& g, const QuantizeOptions& options) {
     if (is_float32(other) && !other->is_constant()) chosen.insert(other);
   }
   // Back from the chosen values: through value-preserving ops (the output takes the input's
-  // parameters), and into Concat (each joined value takes the output's, so that the join copies
-  // 8-bit values: YOLO's C3 and SPPF blocks). A value that already takes another's parameters
-  // keeps them; where that leaves a Concat's inputs or an op's two ends on different parameters,
-  // the op stays in float between its DequantizeLinear and QuantizeLinear.
+  // parameters), into average pooling (the input calibrated on its own), and into Concat (each joined value
+  // takes the output's, so that the join copies 8-bit values: YOLO's C3 and SPPF blocks). A value that
+  // already takes another's parameters keeps them; where that leaves a Concat's inputs or an op's two ends on
+  // different parameters, the op stays in float between its DequantizeLinear and QuantizeLinear.
   const auto source_of = [&](const Value* v) {
     while (s.shares_with.count(v)) v = s.shares_with.at(v);
     return v;
@@ -169,6 +169,14 @@ Selection select(Graph& g, const QuantizeOptions& options) {
       continue;
     }
     Value* in = n->inputs[0];
+    // An average's range is narrower than its input's: both ends are calibrated, each with its
+    // own parameters, and the int8 pooling requantizes (FusedQLinearAveragePool). ONNX Runtime's
+    // quantize_static gives AveragePool's output its input's parameters and leaves
+    // GlobalAveragePool in float.
+    if (n->op == "AveragePool" || n->op == "GlobalAveragePool") {
+      if (is_float32(in) && !in->is_constant()) chosen.insert(in);
+      continue;
+    }
     if (!is_value_preserving(*n) || !is_float32(in)) continue;
     chosen.insert(in);
     if (!s.shares_with.count(out)) {
