@@ -15,17 +15,6 @@
 namespace kiln::graph {
 namespace {
 
-// The node that alone reads `v`, if `v` is not also a graph output.
-Node* sole_reader(const Graph& graph, const Value* v) {
-  if (v->users.size() != 1 || is_graph_output(graph, v)) return nullptr;
-  return v->users[0];
-}
-
-std::optional<double> constant_scalar(const Graph& graph, const Value* v) {
-  if (!v || !is_fixed_constant(graph, v) || v->constant.numel() != 1) return std::nullopt;
-  return v->constant.cast(DType::kFloat64).to_vector<double>()[0];
-}
-
 // The factor a Mul or Div by a constant scalar applies to `v` (Div only as the dividend).
 std::optional<double> scale_of(const Graph& graph, const Node& n, const Value* v) {
   if (n.inputs.size() != 2 || (n.op != "Mul" && n.op != "Div")) return std::nullopt;

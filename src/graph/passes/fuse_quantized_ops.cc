@@ -34,11 +34,6 @@
 namespace kiln::graph {
 namespace {
 
-Node* sole_reader(const Graph& graph, const Value* v) {
-  if (v->users.size() != 1 || is_graph_output(graph, v)) return nullptr;
-  return v->users[0];
-}
-
 bool is_8bit(DType d) {
   return d == DType::kInt8 || d == DType::kUInt8;
 }
