@@ -74,6 +74,37 @@ bool expand(Graph& graph, Node* fused) {
   return remove_node_replacing(graph, fused, {y});
 }
 
+// The nodes a fused node expands into: added beside it, named after it, and removed again together
+// when the fused node cannot be replaced by them.
+class Expansion {
+ public:
+  Expansion(Graph& graph, Node* fused) : graph_(graph), fused_(fused) {}
+
+  // The fused node's input i, null when it is absent.
+  Value* input(size_t i) const { return i < fused_->inputs.size() ? fused_->inputs[i] : nullptr; }
+  Node* add_node(const std::string& op, std::vector<Value*> inputs, AttrMap attrs, const std::string& what) {
+    added_.push_back(graph_.add_node(op, std::move(inputs), std::move(attrs),
+                                     graph_.fresh_name(fused_->name + "/" + what)));
+    graph_.infer_node(added_.back(), /*allow_unknown=*/true);
+    return added_.back();
+  }
+  Value* add(const std::string& op, std::vector<Value*> inputs, AttrMap attrs, const std::string& what) {
+    return add_node(op, std::move(inputs), std::move(attrs), what)->outputs[0];
+  }
+  Node* last_added() const { return added_.back(); }
+  // Puts `output` in place of the fused node's; false (and nothing added left) when impossible.
+  bool replace_fused(Value* output) {
+    if (remove_node_replacing(graph_, fused_, {output})) return true;
+    for (auto it = added_.rbegin(); it != added_.rend(); ++it) graph_.remove_node(*it);
+    return false;
+  }
+
+ private:
+  Graph& graph_;
+  Node* fused_;
+  std::vector<Node*> added_;
+};
+
 // FusedQLinearConv and FusedQLinearMatMul back into their QDQ form: DequantizeLinear of the
 // activation, of the weight (per output channel: axis 0 of a Conv weight, axis 1 of a (K, N)
 // matrix) and of a residual, the FusedConv or FusedMatMul of those (expanded in turn), the Add
@@ -82,20 +113,13 @@ bool expand(Graph& graph, Node* fused) {
 bool expand_quantized(Graph& graph, Node* fused) {
   const bool is_conv = fused->op == "FusedQLinearConv";
   if (!is_conv && fused->op != "FusedQLinearMatMul") return false;
-  const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
-  std::vector<Node*> added;
-  const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
-                       const std::string& what) {
-    added.push_back(
-        graph.add_node(op, std::move(inputs), std::move(attrs), graph.fresh_name(fused->name + "/" + what)));
-    graph.infer_node(added.back(), /*allow_unknown=*/true);
-    return added.back()->outputs[0];
-  };
+  Expansion expansion(graph, fused);
+  const auto input = [&](size_t i) { return expansion.input(i); };
   const auto dequantize = [&](size_t q, size_t scale, size_t zero_point, int64_t axis,
                               const std::string& what) {
     std::vector<Value*> inputs{input(q), input(scale)};
     if (input(zero_point)) inputs.push_back(input(zero_point));
-    return add("DequantizeLinear", inputs, {{"axis", axis}}, what);
+    return expansion.add("DequantizeLinear", inputs, {{"axis", axis}}, what);
   };
   // FusedQLinearConv's mid_scale: the convolution is requantized before the residual and the
   // activation, which then follow as their own nodes.
@@ -112,30 +136,27 @@ bool expand_quantized(Graph& graph, Node* fused) {
     base_attrs.insert_or_assign("activation", AttrValue(std::string()));
     base_attrs.insert_or_assign("activation_params", AttrValue(std::vector<double>{}));
   }
-  Value* y = add(is_conv ? "FusedConv" : "FusedMatMul", base_inputs, base_attrs, "base");
-  Node* base = added.back();
+  Value* y = expansion.add(is_conv ? "FusedConv" : "FusedMatMul", base_inputs, base_attrs, "base");
+  Node* base = expansion.last_added();
   if (mid) {
     std::vector<Value*> params{input(12)};
     if (input(13)) params.push_back(input(13));
     std::vector<Value*> q_inputs{y};
     q_inputs.insert(q_inputs.end(), params.begin(), params.end());
-    std::vector<Value*> dq_inputs{add("QuantizeLinear", q_inputs, {}, "mid_quantize")};
+    std::vector<Value*> dq_inputs{expansion.add("QuantizeLinear", q_inputs, {}, "mid_quantize")};
     dq_inputs.insert(dq_inputs.end(), params.begin(), params.end());
-    y = add("DequantizeLinear", dq_inputs, {}, "mid_dequantize");
-    if (z) y = add("Add", {y, z}, {}, "residual");
+    y = expansion.add("DequantizeLinear", dq_inputs, {}, "mid_dequantize");
+    if (z) y = expansion.add("Add", {y, z}, {}, "residual");
     y = add_activation(graph, *fused, y);
     graph.infer_node(y->producer, /*allow_unknown=*/true);
   }
-  if (z && residual_last) y = add("Add", {y, z}, {}, "residual");
+  if (z && residual_last) y = expansion.add("Add", {y, z}, {}, "residual");
   if (input(6)) {
     std::vector<Value*> q_inputs{y, input(6)};
     if (input(7)) q_inputs.push_back(input(7));
-    y = add("QuantizeLinear", q_inputs, {}, "quantize");
+    y = expansion.add("QuantizeLinear", q_inputs, {}, "quantize");
   }
-  if (!remove_node_replacing(graph, fused, {y})) {
-    for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
-    return false;
-  }
+  if (!expansion.replace_fused(y)) return false;
   expand(graph, base);
   return true;
 }
@@ -144,25 +165,15 @@ bool expand_quantized(Graph& graph, Node* fused) {
 // DequantizeLinear of the weight (per column), and the FusedMatMul of those (expanded in turn).
 bool expand_dynamic_quantized(Graph& graph, Node* fused) {
   if (fused->op != "FusedDynamicQLinearMatMul") return false;
-  const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
-  std::vector<Node*> added;
-  const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
-                       const std::string& what) {
-    added.push_back(
-        graph.add_node(op, std::move(inputs), std::move(attrs), graph.fresh_name(fused->name + "/" + what)));
-    graph.infer_node(added.back(), /*allow_unknown=*/true);
-    return added.back();
-  };
-  const Node* dynamic = add("DynamicQuantizeLinear", {input(0)}, {}, "dynamic_quantize");
-  Value* a = add("DequantizeLinear", dynamic->outputs, {}, "a")->outputs[0];
+  Expansion expansion(graph, fused);
+  const auto input = [&](size_t i) { return expansion.input(i); };
+  const Node* dynamic = expansion.add_node("DynamicQuantizeLinear", {input(0)}, {}, "dynamic_quantize");
+  Value* a = expansion.add_node("DequantizeLinear", dynamic->outputs, {}, "a")->outputs[0];
   std::vector<Value*> b_inputs{input(1), input(2)};
   if (input(3)) b_inputs.push_back(input(3));
-  Value* b = add("DequantizeLinear", b_inputs, {{"axis", int64_t{1}}}, "b")->outputs[0];
-  Node* base = add("FusedMatMul", {a, b, input(4)}, fused->attrs, "base");
-  if (!remove_node_replacing(graph, fused, {base->outputs[0]})) {
-    for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
-    return false;
-  }
+  Value* b = expansion.add_node("DequantizeLinear", b_inputs, {{"axis", int64_t{1}}}, "b")->outputs[0];
+  Node* base = expansion.add_node("FusedMatMul", {a, b, input(4)}, fused->attrs, "base");
+  if (!expansion.replace_fused(base->outputs[0])) return false;
   expand(graph, base);
   return true;
 }
@@ -170,25 +181,16 @@ bool expand_dynamic_quantized(Graph& graph, Node* fused) {
 // FusedQLinearAveragePool back into DequantizeLinear -> AveragePool -> QuantizeLinear.
 bool expand_quantized_average_pool(Graph& graph, Node* fused) {
   if (fused->op != "FusedQLinearAveragePool") return false;
-  const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
-  std::vector<Node*> added;
-  const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
-                       const std::string& what) {
-    added.push_back(
-        graph.add_node(op, std::move(inputs), std::move(attrs), graph.fresh_name(fused->name + "/" + what)));
-    graph.infer_node(added.back(), /*allow_unknown=*/true);
-    return added.back()->outputs[0];
-  };
+  Expansion expansion(graph, fused);
+  const auto input = [&](size_t i) { return expansion.input(i); };
   std::vector<Value*> x_inputs{input(0), input(1)};
   if (input(2)) x_inputs.push_back(input(2));
-  Value* pooled = add("AveragePool", {add("DequantizeLinear", x_inputs, {}, "x")}, fused->attrs, "base");
+  Value* pooled = expansion.add("AveragePool", {expansion.add("DequantizeLinear", x_inputs, {}, "x")},
+                                fused->attrs, "base");
   std::vector<Value*> q_inputs{pooled, input(3)};
   if (input(4)) q_inputs.push_back(input(4));
-  Value* y = add("QuantizeLinear", q_inputs, {}, "quantize");
-  if (!remove_node_replacing(graph, fused, {y})) {
-    for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
-    return false;
-  }
+  Value* y = expansion.add("QuantizeLinear", q_inputs, {}, "quantize");
+  if (!expansion.replace_fused(y)) return false;
   return true;
 }
 
