@@ -10,6 +10,7 @@
 // FusedMatMul and QuantizeLinear; backends compute it in integers
 // (src/backends/onednn/qlinear_matmul.cc).
 #include "ops/fused_activation.h"
+#include "ops/fused_quantized_inputs.h"
 #include "ops/fused_quantized_util.h"
 #include "ops/infer_util.h"
 #include "ops/quantize_util.h"
@@ -17,7 +18,7 @@
 namespace kiln::ops {
 namespace {
 
-enum Input { kA, kAScale, kAZero, kB, kBScale, kBZero, kYScale, kYZero, kBias };
+using namespace qlinear_matmul_input;
 
 std::vector<TensorInfo> infer_fused_qlinear_matmul(InferContext& ctx) {
   parse_fused_activation(ctx.attrs().get_string("activation"), ctx.attrs().get_floats("activation_params"));
