@@ -70,4 +70,10 @@ Pass fuse_quantized_ops_pass();
 // QDQ form again.
 Pass expand_fused_ops_pass();
 
+// Not a pass but a short pipeline of them, for the model tools: constant folding, identity
+// elimination, BatchNormalization folded into the Conv before it and dead nodes removed, then
+// shape inference (unknown run-time shapes allowed). The graph as the runtime simplifies it, short
+// of fusion (which would hide a Conv and its activation inside one op).
+void simplify_unfused(Graph& g);
+
 }  // namespace kiln::graph

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "graph/pass.h"
+#include "graph/passes/passes.h"
 #include "kiln/error.hpp"
 #include "kiln/prune.hpp"
 #include "tools/prune/weights.h"
@@ -338,7 +339,7 @@ Graph prune_channels(Graph model, const ChannelPruneOptions& options, PruneRepor
   KILN_CHECK(options.channel_multiple >= 1, ErrorCode::kInvalidArgument,
              "prune_channels: channel_multiple must be at least 1, got ", options.channel_multiple);
   Graph& g = model;
-  detail::simplify(g);
+  graph::simplify_unfused(g);
   const Graph original = report ? g.clone() : Graph();
   const std::vector<Node*> convs = detail::weighted_layers(g, {"Conv"});
   detail::check_layer_names(convs, options.layers, "prune_channels");

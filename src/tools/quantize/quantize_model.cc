@@ -8,7 +8,6 @@
 #include "frontends/mxnet/import.h"
 #include "frontends/onnx/export.h"
 #include "frontends/onnx/import.h"
-#include "graph/pass_manager.h"
 #include "graph/passes/activation_match.h"
 #include "graph/passes/passes.h"
 #include "kiln/error.hpp"
@@ -289,19 +288,6 @@ void quantize_weights(Graph& g, const Selection& selection) {
   g.remove_unused_values();
 }
 
-// The float graph as the runtime would simplify it, short of fusion (which would hide Conv and its
-// Relu inside one op): BatchNormalization folds into Conv before its weights are quantized.
-void simplify(Graph& g) {
-  g.verify();
-  graph::PassManager passes({.max_sweeps = 4});
-  passes.add(graph::constant_folding_pass())
-      .add(graph::identity_elimination_pass())
-      .add(graph::fold_conv_batchnorm_pass())
-      .add(graph::dead_node_elimination_pass());
-  passes.run(g);
-  g.infer_shapes(/*allow_unknown=*/true);
-}
-
 }  // namespace
 
 graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batches,
@@ -313,7 +299,7 @@ graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batche
              "quantize_model: activation_dtype: expected \"auto\", \"int8\" or \"uint8\", got \"",
              options.activation_dtype, "\"");
   Graph& g = model;
-  simplify(g);
+  graph::simplify_unfused(g);
 
   const Selection selection = select(g, options);
   CalibrationResult result;
@@ -366,7 +352,7 @@ graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batche
 
 graph::Graph quantize_dynamic(graph::Graph model, const QuantizeOptions& options) {
   Graph& g = model;
-  simplify(g);
+  graph::simplify_unfused(g);
   Selection selection;
   pick_nodes(g, options, {"MatMul", "Gemm"}, selection);
   // One DynamicQuantizeLinear -> DequantizeLinear per activation, read by the selected nodes only.
