@@ -1,4 +1,4 @@
-// The machine's practical peak: the GFLOPS of a large oneDNN matmul in float32 and bfloat16, the
+// The machine's practical peak: the GFLOPS of a large oneDNN matmul in float32, bfloat16 and int8, the
 // yardstick `kiln bench` measures a model's GFLOPS against (see src/backends/onednn/peak.h).
 //   peak_gflops [--threads N] [--seconds S]   (defaults: Kiln's thread count, 1 s per dtype)
 #include <cstdlib>
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   try {
     std::cout << std::fixed << std::setprecision(1) << "matmul peak, " << threads
               << " thread(s), median over " << seconds << " s:\n";
-    for (const kiln::DType dtype : {kiln::DType::kFloat32, kiln::DType::kBFloat16})
+    for (const kiln::DType dtype : {kiln::DType::kFloat32, kiln::DType::kBFloat16, kiln::DType::kInt8})
       std::cout << "  " << kiln::dtype_name(dtype) << ": "
                 << kiln::onednn::measure_matmul_peak_gflops(threads, dtype, seconds) << " GFLOPS\n";
   } catch (const kiln::Error& e) {

@@ -1,7 +1,8 @@
 // kiln bench MODEL [--batch N] [--threads T] [--warmup W] [--iters I] [--json] [--shape ...]
 // [--input NAME=FILE.npy ...] [--peak-gflops X]: latency (mean, p50, p90, p99 in ms), throughput
 // and GFLOPS of predict() on fixed inputs (random with a fixed seed unless given), and the GFLOPS
-// as a share of the machine's practical peak (given, or measured with oneDNN's matmul).
+// as a share of the machine's practical peak (given, or measured with oneDNN's matmul in the model's
+// arithmetic: float32, bfloat16 or int8).
 #include <algorithm>
 #include <chrono>
 #include <iomanip>
@@ -39,17 +40,27 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(i, sorted.size() - 1)];
 }
 
-// The machine's practical peak in GFLOPS: `given` when positive, else a matmul in the plan's
-// arithmetic (float32, or bfloat16 for a bf16 plan) on Kiln's threads timed for half a second
-// (after the model's timing, so the two do not share the cores), or nothing without the oneDNN
-// backend.
-std::optional<double> machine_peak_gflops(double given, const std::string& precision) {
+// The arithmetic a model's convolutions and matmuls run in: bfloat16 for a bf16 plan, int8 for a
+// quantized model (QDQ pairs or QLinear/Integer ops, which Kiln runs on its int8 kernels), else
+// float32.
+DType compute_dtype(const graph::Graph& graph, const std::string& precision) {
+  if (precision == "bf16") return DType::kBFloat16;
+  for (const graph::Node* node : graph.nodes())
+    if (node->op == "DequantizeLinear" || node->op.find("QLinear") != std::string::npos ||
+        node->op.find("Integer") != std::string::npos)
+      return DType::kInt8;
+  return DType::kFloat32;
+}
+
+// The machine's practical peak in GFLOPS: `given` when positive, else a matmul in the model's
+// arithmetic on Kiln's threads timed for half a second (after the model's timing, so the two do
+// not share the cores), or nothing without the oneDNN backend.
+std::optional<double> machine_peak_gflops(double given, DType dtype) {
   if (given > 0) return given;
 #ifdef KILN_WITH_ONEDNN
-  const DType dtype = precision == "bf16" ? DType::kBFloat16 : DType::kFloat32;
   return onednn::measure_matmul_peak_gflops(num_threads(), dtype, 0.5);
 #else
-  (void)precision;
+  (void)dtype;
   return std::nullopt;
 #endif
 }
@@ -75,7 +86,8 @@ void bench(const BenchArgs& args) {
   std::sort(ms.begin(), ms.end());
   const double throughput = static_cast<double>(samples) * 1000.0 / mean;
   const double gflops = static_cast<double>(flops) / (mean * 1e-3) / 1e9;
-  const std::optional<double> peak = machine_peak_gflops(args.peak_gflops, args.model.precision);
+  const DType dtype = compute_dtype(predictor.graph(), args.model.precision);
+  const std::optional<double> peak = machine_peak_gflops(args.peak_gflops, dtype);
 
   if (args.json) {
     nlohmann::json j = {{"model", args.model.model},
@@ -92,6 +104,7 @@ void bench(const BenchArgs& args) {
                         {"throughput", throughput},
                         {"flops", flops},
                         {"gflops", gflops},
+                        {"peak_dtype", dtype_name(dtype)},
                         {"peak_gflops", peak ? nlohmann::json(*peak) : nlohmann::json()},
                         {"peak_share", peak ? nlohmann::json(gflops / *peak) : nlohmann::json()}};
     std::cout << j.dump(2) << "\n";
@@ -107,9 +120,8 @@ void bench(const BenchArgs& args) {
   if (peak) {
     std::cout << std::setprecision(1) << "share of peak: " << 100.0 * gflops / *peak << "% of " << *peak
               << " GFLOPS ("
-              << (args.peak_gflops > 0             ? "given"
-                  : args.model.precision == "bf16" ? "bfloat16 matmul, measured"
-                                                   : "float32 matmul, measured")
+              << (args.peak_gflops > 0 ? std::string("given")
+                                       : std::string(dtype_name(dtype)) + " matmul, measured")
               << ")\n";
   }
 }

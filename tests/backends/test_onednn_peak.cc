@@ -1,8 +1,8 @@
 // measure_matmul_peak_gflops reports a rate a core can reach (positive, below what the widest
 // units of any x86 core do per cycle at 6 GHz: 64 float32 FLOP with two AVX-512 FMA pipes, 1,024
-// bfloat16 FLOP with AMX), so a miscounted FLOP or time shows; and it refuses dtypes and
-// arguments it cannot measure with a kiln::Error. What it measures on a machine is bench/peak_gflops'
-// business: a comparison of timings would fail whenever other processes load the cores.
+// bfloat16 FLOP and 2,048 int8 operations with AMX), so a miscounted FLOP or time shows; and it refuses
+// dtypes and arguments it cannot measure with a kiln::Error. What it measures on a machine is
+// bench/peak_gflops' business: a comparison of timings would fail whenever other processes load the cores.
 #include <gtest/gtest.h>
 
 #include "backends/onednn/peak.h"
@@ -21,6 +21,12 @@ TEST(OnednnPeak, BFloat16PeakIsARateACoreCanReach) {
   const double peak = measure_matmul_peak_gflops(1, DType::kBFloat16, 0.2);
   EXPECT_GT(peak, 0.0);
   EXPECT_LT(peak, 1024 * 6.0);
+}
+
+TEST(OnednnPeak, Int8PeakIsARateACoreCanReach) {
+  const double peak = measure_matmul_peak_gflops(1, DType::kInt8, 0.2);
+  EXPECT_GT(peak, 0.0);
+  EXPECT_LT(peak, 2048 * 6.0);
 }
 
 TEST(OnednnPeak, RejectsOtherDtypesAndBadArguments) {

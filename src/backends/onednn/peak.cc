@@ -24,7 +24,8 @@ constexpr int64_t kSize = 512;
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-// A memory of `desc` (any layout, any float type) holding uniform values in [-1, 1).
+// A memory of `desc` (any layout and type) holding uniform values in [-1, 1) converted to its type
+// (an integer type rounds them; the timing does not depend on the values).
 dnnl::memory random_memory(const dnnl::memory::desc& desc, dnnl::stream& stream) {
   dnnl::memory source({{kSize, kSize}, dt::f32, tag::ab}, cpu_engine());
   float* values = static_cast<float*>(source.get_data_handle());
@@ -53,17 +54,21 @@ class OmpThreads {
 }  // namespace
 
 double measure_matmul_peak_gflops(int threads, DType dtype, double seconds) {
-  KILN_CHECK(dtype == DType::kFloat32 || dtype == DType::kBFloat16, ErrorCode::kUnsupported,
-             "measure_matmul_peak_gflops: expected dtype float32 or bfloat16, got ", dtype_name(dtype));
+  KILN_CHECK(dtype == DType::kFloat32 || dtype == DType::kBFloat16 || dtype == DType::kInt8,
+             ErrorCode::kUnsupported,
+             "measure_matmul_peak_gflops: expected dtype float32, bfloat16 or int8, got ", dtype_name(dtype));
   KILN_CHECK(threads >= 1, ErrorCode::kInvalidArgument,
              "measure_matmul_peak_gflops: expected at least 1 thread, got ", threads);
   KILN_CHECK(seconds > 0, ErrorCode::kInvalidArgument,
              "measure_matmul_peak_gflops: expected a positive time in seconds, got ", seconds);
   const OmpThreads omp_threads(threads);
-  const dt type = *to_dnnl(dtype);
+  // int8 is what Kiln's quantized kernels run: unsigned 8-bit activations times signed 8-bit
+  // weights, summed in int32 (VNNI's vpdpbusd, AMX's tdpbusd).
+  const bool int8 = dtype == DType::kInt8;
+  const dt source_type = int8 ? dt::u8 : *to_dnnl(dtype), result_type = int8 ? dt::s32 : source_type;
   // The weight in the layout oneDNN prefers, as Kiln prepares constant weights.
-  const dnnl::memory::desc a({kSize, kSize}, type, tag::ab), b({kSize, kSize}, type, tag::any),
-      c({kSize, kSize}, type, tag::ab);
+  const dnnl::memory::desc a({kSize, kSize}, source_type, tag::ab),
+      b({kSize, kSize}, *to_dnnl(dtype), tag::any), c({kSize, kSize}, result_type, tag::ab);
   const dnnl::matmul::primitive_desc pd(cpu_engine(), a, b, c);
   KILN_CHECK(!is_generic_impl(pd), ErrorCode::kUnsupported, "measure_matmul_peak_gflops: oneDNN has only ",
              pd.impl_info_str(), " for a ", dtype_name(dtype), " matmul on this CPU, not a peak measure");
