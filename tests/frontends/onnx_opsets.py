@@ -67,6 +67,9 @@ CASES = [
     ("roialign_10", 10, [N("RoiAlign", ["x", "rois", "idx"], ["y"], output_height=2, output_width=2, sampling_ratio=2)],
      {"x": x(1, 2, 6, 6), "rois": np.array([[0.5, 0.5, 4.0, 5.0], [1.0, 0.0, 3.5, 3.0]], np.float32),
       "idx": np.array([0, 0], np.int64)}, ["y"]),
+    ("groupnorm_18_per_group_affine", 18,
+     [N("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3, epsilon=1e-4)],
+     {"x": x(2, 6, 3, 4), "s": x(3), "b": x(3)}, ["y"]),
     ("scatter_9", 9, [N("Scatter", ["x", "i", "u"], ["y"], axis=1)],
      {"x": x(2, 4), "i": np.array([[0, 3], [2, 1]], np.int64), "u": x(2, 2)}, ["y"]),
 ]

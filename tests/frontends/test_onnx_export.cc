@@ -344,6 +344,35 @@ TEST(OnnxExport, WhatTheOpsetCannotSayIsRefusedNamingEveryNode) {
   EXPECT_NO_THROW(export_model_bytes(g, {.opset = 20}));
 }
 
+// GroupNormalization scales per channel since opset 21 and per group before; it exists since 18.
+TEST(OnnxExport, GroupNormalizationScalesPerGroupBefore21) {
+  const auto group_norm = [](const std::vector<float>& scale) {
+    Graph g;
+    g.name = "group_norm";
+    Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{-1, 6, 3, 3}});
+    g.set_outputs(
+        {op(g, "GroupNormalization",
+            {x, g.add_initializer("scale", Tensor::from_vector<float>(scale, Shape{6})),
+             g.add_initializer("bias", Tensor::from_vector<float>({0.5f, 0.5f, -1, -1, 2, 2}, Shape{6}))},
+            {{"num_groups", 3}}, "norm")});
+    return g;
+  };
+  std::mt19937 rng(11);
+  const Graph per_group = group_norm({1.5f, 1.5f, -2, -2, 0.25f, 0.25f});
+  for (int opset : {18, 20, 21, kNewestOpset})
+    round_trip(per_group, opset, {{"x", random_tensor({2, 6, 3, 3}, rng)}});
+  const auto old = parse(export_model_bytes(per_group, {.opset = 20}));
+  EXPECT_EQ(old.graph().initializer_size(), 2);
+  for (const auto& init : old.graph().initializer()) EXPECT_EQ(init.dims(0), 3) << init.name();
+
+  const Graph per_channel = group_norm({1, 2, 3, 4, 5, 6});
+  round_trip(per_channel, 21, {{"x", random_tensor({1, 6, 3, 3}, rng)}});
+  expect_error([&] { export_model_bytes(per_channel, {.opset = 20}); }, ErrorCode::kUnsupported,
+               {"GroupNormalization 'norm'", "scale differs within group 0", "opset 21"});
+  expect_error([&] { export_model_bytes(per_group, {.opset = 17}); }, ErrorCode::kUnsupported,
+               {"GroupNormalization needs opset 18"});
+}
+
 TEST(OnnxExport, OpsetsOutsideTheRangeAreRefused) {
   std::mt19937 rng(10);
   const Graph g = free_batch_conv_net(rng);

@@ -50,9 +50,12 @@ std::optional<Shape> DowngradeContext::input_shape(int i) const {
   return v->info->shape;
 }
 
+graph::Value* DowngradeContext::constant(Tensor value, const std::string& suffix) {
+  return graph_.add_initializer(graph_.fresh_name(node_.name + "/" + suffix), std::move(value));
+}
+
 graph::Value* DowngradeContext::ints(const std::vector<int64_t>& values, const std::string& suffix) {
-  Tensor t = Tensor::from_vector<int64_t>(values, Shape{static_cast<int64_t>(values.size())});
-  return graph_.add_initializer(graph_.fresh_name(node_.name + "/" + suffix), std::move(t));
+  return constant(Tensor::from_vector<int64_t>(values, Shape{static_cast<int64_t>(values.size())}), suffix);
 }
 
 void DowngradeContext::refuse(const std::string& why) const {
@@ -258,6 +261,39 @@ void upsample_to_resize(DowngradeContext& ctx) {
   ctx.node().attrs.insert_or_assign("nearest_mode", AttrValue("floor"));
 }
 
+// GroupNormalization before 21 scaled and shifted per group, not per channel. A scale and bias
+// that are constants holding one value per group (what opset_upgrade.cc makes of an older model)
+// go back to one value per group; per-channel values need opset 21.
+void group_norm_affine_per_group(DowngradeContext& ctx) {
+  const AttrValue* groups_attr = ctx.find_attr("num_groups");
+  if (groups_attr == nullptr) ctx.refuse("attribute num_groups is missing");
+  const int64_t groups = int_of(*groups_attr, "num_groups");
+  for (const auto& [slot, name] : {std::pair{1, "scale"}, std::pair{2, "bias"}}) {
+    const graph::Value* v = ctx.input(slot);
+    if (v == nullptr || !v->is_constant())
+      ctx.refuse(std::string(name) +
+                 " is computed at run time; opset 21 takes it per channel, older opsets per group");
+    const std::vector<float> per_channel = v->constant.cast(DType::kFloat32).to_vector<float>();
+    const int64_t channels = static_cast<int64_t>(per_channel.size());
+    if (groups <= 0 || channels % groups != 0)
+      ctx.refuse(std::string(name) + " has " + std::to_string(channels) + " values for " +
+                 std::to_string(groups) + " groups");
+    const int64_t per_group = channels / groups;
+    std::vector<float> values(static_cast<size_t>(groups));
+    for (int64_t g = 0; g < groups; ++g) {
+      values[static_cast<size_t>(g)] = per_channel[static_cast<size_t>(g * per_group)];
+      for (int64_t c = g * per_group; c < (g + 1) * per_group; ++c)
+        if (per_channel[static_cast<size_t>(c)] != values[static_cast<size_t>(g)])
+          ctx.refuse(std::string(name) + " differs within group " + std::to_string(g) + " (channels " +
+                     std::to_string(g * per_group) + "-" + std::to_string((g + 1) * per_group - 1) +
+                     "); per-channel values need opset 21");
+    }
+    ctx.set_input(slot,
+                  ctx.constant(Tensor::from_vector<float>(values, Shape{groups}).cast(v->constant.dtype()),
+                               std::string(name) + "_per_group"));
+  }
+}
+
 struct DowngradeRule {
   int newest_since;  // the rule applies when exporting to an opset older than this
   Rule rule;
@@ -284,6 +320,7 @@ const std::multimap<std::string, DowngradeRule>& rules() {
         {"LpPool", {18, lppool_18}},
         {"SpaceToDepth", {28, space_to_depth_mode}},
         {"Upsample", {kAlways, upsample_to_resize}},
+        {"GroupNormalization", {21, group_norm_affine_per_group}},
     };
     for (const char* reduce : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                                "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
@@ -297,7 +334,12 @@ const std::multimap<std::string, DowngradeRule>& rules() {
 // Kiln's ops that ONNX added after opset 13, the oldest the exporter writes.
 const std::map<std::string, int>& introduced_after_oldest() {
   static const std::map<std::string, int> table{
-      {"HardSwish", 14}, {"CastLike", 15}, {"LayerNormalization", 17}, {"Mish", 18}, {"Gelu", 20},
+      {"HardSwish", 14},       {"Trilu", 14},         {"CastLike", 15},           {"GridSample", 16},
+      {"BlackmanWindow", 17},  {"HammingWindow", 17}, {"HannWindow", 17},         {"LayerNormalization", 17},
+      {"BitwiseAnd", 18},      {"BitwiseNot", 18},    {"BitwiseOr", 18},          {"BitwiseXor", 18},
+      {"CenterCropPad", 18},   {"Col2Im", 18},        {"GroupNormalization", 18}, {"Mish", 18},
+      {"AffineGrid", 20},      {"Gelu", 20},          {"Attention", 23},          {"RMSNormalization", 23},
+      {"RotaryEmbedding", 23},
   };
   return table;
 }

@@ -44,6 +44,8 @@ class DowngradeContext {
   // The values of input i when it is a constant (an initializer), as int64.
   std::optional<std::vector<int64_t>> constant_ints(int i) const;
   std::optional<Shape> input_shape(int i) const;  // when inference knows it
+  // A new initializer named after the node.
+  graph::Value* constant(Tensor value, const std::string& suffix);
   graph::Value* ints(const std::vector<int64_t>& values, const std::string& suffix);
 
   // Throws kiln::Error(kUnsupported) naming the node, the opset and why.

@@ -158,8 +158,8 @@ void coerced_2d_softmax(UpgradeContext& ctx) {
     ctx.node().attrs.insert_or_assign("axis", AttrValue(int64_t{-1}));
     return;
   }
-  KILN_CHECK(!ctx.node().inputs.empty() && ctx.node().inputs[0] != nullptr, ErrorCode::kIo, ctx.node().op, " '",
-             ctx.node().name, "': has no input");
+  KILN_CHECK(!ctx.node().inputs.empty() && ctx.node().inputs[0] != nullptr, ErrorCode::kIo, ctx.node().op,
+             " '", ctx.node().name, "': has no input");
   graph::Value* x = ctx.node().inputs[0];
   graph::Value* shape = ctx.add("Shape", {x}, {}, "shape");
   graph::Value* flat = ctx.add("Flatten", {x}, {{"axis", axis}}, "flatten");
@@ -194,6 +194,34 @@ void batchnorm_spatial(UpgradeContext& ctx) {
   }
 }
 
+// GroupNormalization 18-20 took scale and bias per group; since 21 they are per channel. Each
+// group's value is repeated for the group's C / num_groups channels: (G) -> (G, 1) -> (G, C/G) -> (C),
+// with C read from the input's shape at run time (constant folding removes it when C is known).
+void group_norm_affine_per_channel(UpgradeContext& ctx) {
+  ImportedNode& node = ctx.node();
+  KILN_CHECK(node.inputs.size() == 3 && node.inputs[0] != nullptr && node.inputs[1] != nullptr &&
+                 node.inputs[2] != nullptr,
+             ErrorCode::kIo, "GroupNormalization '", node.name, "': expected inputs X, scale and bias, got ",
+             node.inputs.size(), " inputs");
+  const auto groups_attr = node.attrs.find("num_groups");
+  KILN_CHECK(groups_attr != node.attrs.end(), ErrorCode::kIo, "GroupNormalization '", node.name,
+             "': missing attribute num_groups");
+  const int64_t groups =
+      std::get<int64_t>(groups_attr->second.coerced_to(AttrType::kInt, "num_groups").variant());
+  graph::Value* channels =
+      ctx.add("Shape", {node.inputs[0]}, {{"start", int64_t{1}}, {"end", int64_t{2}}}, "channels");
+  graph::Value* group_count = ctx.ints({groups}, "num_groups");
+  graph::Value* per_group = ctx.add("Div", {channels, group_count}, {}, "channels_per_group");
+  graph::Value* grid = ctx.add("Concat", {group_count, per_group}, {{"axis", int64_t{0}}}, "group_grid");
+  for (const auto& [slot, name] : {std::pair{1, "scale"}, std::pair{2, "bias"}}) {
+    graph::Value* column =
+        ctx.add("Unsqueeze", {node.inputs[static_cast<size_t>(slot)], ctx.ints({1}, "axis")}, {}, name);
+    graph::Value* spread = ctx.add("Expand", {column, grid}, {}, std::string(name) + "_per_group");
+    ctx.set_input(
+        slot, ctx.add("Reshape", {spread, ctx.ints({-1}, "flat")}, {}, std::string(name) + "_per_channel"));
+  }
+}
+
 struct UpgradeRule {
   int newest_since;  // the rule applies to models whose opset is older than this
   Rule rule;
@@ -220,6 +248,7 @@ const std::multimap<std::string, UpgradeRule>& rules() {
         {"BatchNormalization", {9, batchnorm_spatial}},
         {"GridSample", {20, grid_sample_mode_names}},
         {"RoiAlign", {16, roi_align_coordinates}},
+        {"GroupNormalization", {21, group_norm_affine_per_channel}},
     };
     for (const char* reduce : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                                "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {

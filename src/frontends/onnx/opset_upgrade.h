@@ -2,7 +2,8 @@
 // ops have. Most changes over the opsets moved an attribute to an input (so that it can be
 // computed); those become constant inputs. A few ops changed meaning and are rewritten into the
 // same computation: Softmax/LogSoftmax/Hardmax before 13 worked on the input coerced to 2-D,
-// Resize 10 had no coordinate modes, Scatter became ScatterElements.
+// Resize 10 had no coordinate modes, Scatter became ScatterElements, GroupNormalization before 21
+// scaled per group instead of per channel.
 #pragma once
 
 #include <functional>
