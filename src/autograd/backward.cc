@@ -21,7 +21,9 @@ std::string describe_head(size_t i, const NDArray& a) {
 // The nodes reachable from `roots` through inputs that need gradients, each after all of its
 // consumers (reverse topological order). Owning pointers: freeing the saved values drops the
 // entries that keep upstream nodes alive.
-std::vector<std::shared_ptr<TapeNode>> nodes_from_heads(const std::vector<std::shared_ptr<TapeNode>>& roots) {
+// Nodes in `stops` are reached but not walked through.
+std::vector<std::shared_ptr<TapeNode>> nodes_from_heads(const std::vector<std::shared_ptr<TapeNode>>& roots,
+                                                        const std::unordered_set<const TapeNode*>& stops) {
   std::vector<std::shared_ptr<TapeNode>> post_order;
   std::unordered_set<TapeNode*> seen;
   // Iterative depth-first search: (node, next input to visit).
@@ -31,7 +33,7 @@ std::vector<std::shared_ptr<TapeNode>> nodes_from_heads(const std::vector<std::s
     stack.emplace_back(root, 0);
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
-      if (next < node->input_entries.size()) {
+      if (next < node->input_entries.size() && !stops.contains(node.get())) {
         const auto& entry = node->input_entries[next++];
         if (entry != nullptr && entry->node->requires_grad && seen.insert(entry->node.get()).second)
           stack.emplace_back(entry->node, 0);
@@ -94,6 +96,24 @@ void run_function(TapeNode& node, const std::vector<NDArray>& output_grads, Grad
   for (size_t i = 0; i < grads.size(); ++i) add_input_grad(node, i, grads[i], sums);
 }
 
+// run_function for create_graph: the function computes its gradients with recorded op calls on
+// its inputs as the tape knows them (with their entries), so they link back to the forward graph.
+void run_function_recorded(TapeNode& node, const std::vector<NDArray>& output_grads, GradientSums& sums) {
+  std::vector<bool> wanted;
+  std::vector<NDArray> inputs;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const NDArray& saved = node.inputs[i];
+    NDArray in = saved.defined() ? NDArray(saved.chunk(), saved.view()) : NDArray();
+    if (node.input_entries[i] != nullptr) in.set_autograd_entry(node.input_entries[i]);
+    wanted.push_back(node.input_entries[i] != nullptr);
+    inputs.push_back(std::move(in));
+  }
+  const std::vector<NDArray> grads = node.function->recorded_backward(inputs, output_grads, wanted);
+  KILN_CHECK(grads.size() == node.inputs.size(), ErrorCode::kInternal, "autograd::grad: ", node.label(),
+             " gave ", grads.size(), " gradients for ", node.inputs.size(), " inputs");
+  for (size_t i = 0; i < grads.size(); ++i) add_input_grad(node, i, grads[i], sums);
+}
+
 void run_rule(const std::shared_ptr<TapeNode>& node_ptr, const std::vector<NDArray>& output_grads,
               GradientSums& sums, bool create_graph) {
   TapeNode& node = *node_ptr;
@@ -149,7 +169,7 @@ struct Propagation {
 };
 
 Propagation propagate(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads,
-                      bool create_graph) {
+                      bool create_graph, const std::unordered_set<const TapeNode*>& stops = {}) {
   KILN_CHECK(head_grads.empty() || head_grads.size() == heads.size(), ErrorCode::kInvalidArgument,
              "autograd::backward: ", head_grads.size(), " head gradients for ", heads.size(),
              " heads; pass none or one per head");
@@ -174,16 +194,15 @@ Propagation propagate(const std::vector<NDArray>& heads, const std::vector<NDArr
     p.sums.add(entry->node.get(), entry->output, seed);
     roots.push_back(entry->node);
   }
-  p.order = nodes_from_heads(roots);
+  p.order = nodes_from_heads(roots, stops);
   for (const auto& node : p.order) {
     const std::vector<NDArray>& grads = p.sums.of(node.get());
-    if (grads.empty() || node->is_variable()) continue;
+    if (grads.empty() || node->is_variable() || stops.contains(node.get())) continue;
     if (node->function != nullptr) {
-      KILN_CHECK(
-          !create_graph, ErrorCode::kUnsupported, "autograd::grad: create_graph through ", node->label(),
-          " is not supported (its backward is a compiled graph, which is not recorded); call the block "
-          "without hybridize() to take higher-order gradients through it");
-      run_function(*node, grads, p.sums);
+      if (create_graph)
+        run_function_recorded(*node, grads, p.sums);
+      else
+        run_function(*node, grads, p.sums);
     } else {
       run_rule(node, grads, p.sums, create_graph);
     }
@@ -227,6 +246,24 @@ std::vector<NDArray> grad(const std::vector<NDArray>& heads, const std::vector<N
   }
   if (!retain_graph) free_saved_values(p.order);
   return grads;
+}
+
+std::vector<NDArray> recorded_gradients(const std::vector<NDArray>& heads,
+                                        const std::vector<NDArray>& head_grads,
+                                        const std::vector<NDArray>& targets) {
+  std::unordered_set<const TapeNode*> stops;
+  for (const NDArray& t : targets)
+    if (t.defined() && t.autograd_entry() != nullptr) stops.insert(t.autograd_entry()->node.get());
+  std::vector<NDArray> result(targets.size());
+  if (heads.empty()) return result;
+  auto scope = Scope(true, is_training());
+  const Propagation p = propagate(heads, head_grads, true, stops);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (!targets[i].defined() || targets[i].autograd_entry() == nullptr) continue;
+    const std::vector<NDArray>& sum = p.sums.of(targets[i].autograd_entry()->node.get());
+    if (!sum.empty()) result[i] = sum[0];
+  }
+  return result;
 }
 
 }  // namespace kiln::autograd

@@ -8,11 +8,14 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 
 #include "autograd/graph_gradient.h"
 #include "autograd/tape.h"
 #include "kiln/autograd.hpp"
 #include "kiln/error.hpp"
+#include "ndarray/autograd_hook.h"
+#include "ops/op_schema.h"
 #include "runtime/executor.h"
 #include "runtime/plan.h"
 
@@ -89,6 +92,56 @@ class CachedOpCall final : public TapeFunction {
     for (size_t k = 0; k < grads.size(); ++k)
       result[static_cast<size_t>(gradient_->wrt[k])] = NDArray(std::move(grads[k]));
     return result;
+  }
+
+  // The compiled backward reads values the forward plan computed, which the tape cannot see as
+  // functions of the inputs, so a gradient of it would miss their dependence. Instead the forward
+  // graph is replayed op by op on the recorded inputs and differentiated by the tape like any
+  // imperative code. Random ops take the forward run's draws (the same function is
+  // differentiated); state updates (BatchNorm's running statistics) are computed but not written.
+  std::vector<NDArray> recorded_backward(const std::vector<NDArray>& inputs,
+                                         const std::vector<NDArray>& output_grads,
+                                         const std::vector<bool>& wanted) override {
+    const graph::Graph& g = gradient_->graphs.forward;
+    std::unordered_map<const graph::Value*, size_t> saved;  // forward outputs the run kept
+    for (size_t k = 0; k < g.outputs().size(); ++k) saved.emplace(g.outputs()[k], k);
+    std::unordered_map<const graph::Value*, NDArray> values;
+    std::vector<NDArray> targets(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      // The gradient is read at a recorded copy of each input, where the walk stops.
+      if (wanted[i]) targets[i] = nd::invoke("Identity", {inputs[i]}).at(0);
+      values[g.inputs()[i]] = wanted[i] ? targets[i] : inputs[i];
+    }
+    const auto value_of = [&](const graph::Value* v) -> NDArray {
+      if (v == nullptr) return NDArray();
+      if (const auto it = values.find(v); it != values.end()) return it->second;
+      KILN_CHECK(v->is_constant(), ErrorCode::kInternal, label_, ": no value for '", v->name,
+                 "' in the replay");
+      return values[v] = NDArray(v->constant);
+    };
+    for (const graph::Node* node : g.topological_order()) {
+      std::vector<NDArray> args;
+      for (const graph::Value* v : node->inputs) args.push_back(value_of(v));
+      std::vector<NDArray> outs;
+      if (ops::OpRegistry::global().get(node->op).is_random()) {
+        for (const graph::Value* v : node->outputs)
+          outs.push_back(v != nullptr ? NDArray(outputs_.at(saved.at(v))) : NDArray());
+        if (detail::t_op_recorder != nullptr)
+          detail::t_op_recorder->record(node->op, node->attrs, args, outs);
+      } else {
+        outs = nd::invoke(node->op, args, node->attrs, static_cast<int>(node->outputs.size()));
+      }
+      for (size_t k = 0; k < node->outputs.size(); ++k)
+        if (node->outputs[k] != nullptr) values[node->outputs[k]] = outs.at(k);
+    }
+    std::vector<NDArray> heads, head_grads;
+    for (size_t k = 0; k < output_grads.size(); ++k) {
+      const NDArray out = value_of(g.outputs().at(k));
+      if (!output_grads[k].defined() || out.autograd_entry() == nullptr) continue;
+      heads.push_back(out);
+      head_grads.push_back(output_grads[k]);
+    }
+    return recorded_gradients(heads, head_grads, targets);
   }
 
  private:
@@ -178,6 +231,14 @@ struct CachedOp::Impl {
         wrt.push_back(static_cast<int>(i));
       }
     GradientGraphs graphs = build_gradient(g, request);
+    // Every output of a random op is kept too, for a replay of the same draws (recorded_backward).
+    for (const graph::Node* node : graphs.forward.topological_order()) {
+      if (!ops::OpRegistry::global().get(node->op).is_random()) continue;
+      for (graph::Value* v : node->outputs)
+        if (v != nullptr && std::find(graphs.forward.outputs().begin(), graphs.forward.outputs().end(), v) ==
+                                graphs.forward.outputs().end())
+          graphs.forward.add_output(v);
+    }
     // Head gradients were requested per floating output; number them by output instead.
     for (auto& source : graphs.backward_inputs)
       if (source.kind == GradientGraphs::Source::Kind::kHeadGrad)

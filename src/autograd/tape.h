@@ -29,6 +29,12 @@ class TapeFunction {
   // per output (undefined where none flows).
   virtual std::vector<NDArray> backward(const std::vector<NDArray>& output_grads,
                                         const std::vector<bool>& wanted) = 0;
+  // The same gradients for autograd::grad(..., create_graph): computed by recorded op calls, so
+  // that they can be differentiated again. `inputs` are the call's inputs with their autograd
+  // entries; `output_grads` may be recorded arrays themselves.
+  virtual std::vector<NDArray> recorded_backward(const std::vector<NDArray>& inputs,
+                                                 const std::vector<NDArray>& output_grads,
+                                                 const std::vector<bool>& wanted) = 0;
 };
 
 struct TapeNode {
@@ -57,6 +63,14 @@ struct TapeNode {
 // nothing.
 void record_function(std::shared_ptr<TapeFunction> function, const std::vector<NDArray>& inputs,
                      std::vector<NDArray>& outputs);
+
+// The gradients of `heads` (seeded with `head_grads`, one per head) with respect to `targets`,
+// recorded as autograd::grad(..., create_graph) records them. Each target is the only output of
+// a recorded call of its own (an Identity of the array wanted): the walk stops there, so that
+// nothing beyond the targets is differentiated. Undefined where no gradient reaches a target.
+std::vector<NDArray> recorded_gradients(const std::vector<NDArray>& heads,
+                                        const std::vector<NDArray>& head_grads,
+                                        const std::vector<NDArray>& targets);
 
 // While a trace runs (cached_op.h), every op call is reported to `tracer` whatever the recording
 // state; null ends it. Returns the previous tracer.

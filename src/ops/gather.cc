@@ -3,6 +3,7 @@
 // [-dim, dim) is an error the kernel raises (kOutOfRange) naming the index and the bound. Gathers
 // copy bytes and so serve every dtype; scatters with a reduction compute in compute_t.
 #include <cmath>
+#include <optional>
 #include <type_traits>
 
 #include "gradient.h"
@@ -444,13 +445,47 @@ void gather_nd_kernel(KernelContext& ctx) {
 }
 
 // GatherND reads each addressed slice once per index tuple, and tuples may repeat: its gradient
-// scatter-adds. ScatterND has no batch dimensions, so batch_dims > 0 has no rule yet.
+// scatter-adds. ScatterND has no batch dimensions, so with batch_dims b > 0 the b leading
+// dimensions are merged into one (of size B) and each tuple is prefixed with its position along
+// it, which addresses the same slice of the merged data.
 void gather_nd_gradient(GradientContext& ctx) {
-  const int64_t batch_dims = ctx.attrs().get_int("batch_dims");
-  KILN_CHECK(batch_dims == 0, ErrorCode::kUnsupported, "GatherND: the gradient needs batch_dims 0, got ",
-             batch_dims);
-  ctx.set_input_grad(0, ctx.op1("ScatterND", {ctx.zeros_like_input(0), ctx.input(1), ctx.output_grad(0)},
-                                {{"reduction", "add"}}));
+  const int64_t b = ctx.attrs().get_int("batch_dims");
+  const GradValue grad = ctx.output_grad(0);
+  if (b == 0) {
+    ctx.set_input_grad(
+        0, ctx.op1("ScatterND", {ctx.zeros_like_input(0), ctx.input(1), grad}, {{"reduction", "add"}}));
+    return;
+  }
+  const Shape& indices_shape = ctx.input_info(1).shape;
+  const int64_t k = indices_shape[indices_shape.ndim() - 1];  // known: inference requires it
+  const auto shape_of = [&](GradValue v, int64_t start, std::optional<int64_t> end = std::nullopt) {
+    AttrMap attrs{{"start", start}};
+    if (end) attrs.emplace("end", *end);
+    return ctx.op1("Shape", {v}, attrs);
+  };
+  const auto concat = [&](const std::vector<GradValue>& parts, int64_t axis) {
+    return ctx.op1("Concat", parts, {{"axis", axis}});
+  };
+  // Zeros of shape (B, data.shape[b:]) and the tuples as (B, M, k) int64.
+  const GradValue zeros =
+      ctx.op1("Reshape", {ctx.zeros_like_input(0), concat({ctx.ints({-1}), shape_of(ctx.input(0), b)}, 0)});
+  const GradValue batch = shape_of(zeros, 0, 1);
+  const GradValue tuples =
+      ctx.op1("Reshape", {ctx.op1("Cast", {ctx.input(1)}, {{"to", dtype_to_onnx(DType::kInt64)}}),
+                          concat({batch, ctx.ints({-1, k})}, 0)});
+  const GradValue batch_and_tuple = shape_of(tuples, 0, 2);
+  // Each tuple's batch position, (B, M, 1), in front of the tuple.
+  const GradValue positions =
+      ctx.op1("Range", {ctx.scalar(0, DType::kInt64), ctx.op1("Reshape", {batch, ctx.ints({})}),
+                        ctx.scalar(1, DType::kInt64)});
+  const GradValue expanded = ctx.op1("Expand", {ctx.op1("Reshape", {positions, ctx.ints({-1, 1, 1})}),
+                                                concat({batch_and_tuple, ctx.ints({1})}, 0)});
+  const GradValue merged_tuples = concat({expanded, tuples}, 2);
+  // The output gradient as (B, M, slice dims).
+  const GradValue slices =
+      ctx.op1("Reshape", {grad, concat({batch_and_tuple, shape_of(ctx.input(0), b + k)}, 0)});
+  const GradValue scattered = ctx.op1("ScatterND", {zeros, merged_tuples, slices}, {{"reduction", "add"}});
+  ctx.set_input_grad(0, ctx.op1("Reshape", {scattered, ctx.shape_of_input(0)}));
 }
 
 KILN_REGISTER_OP(GatherND)

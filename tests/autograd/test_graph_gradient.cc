@@ -1,5 +1,7 @@
 // build_gradient on hand-built graphs: the backward graph's gradients equal the imperative tape's
 // for the same ops, only what the backward reads is saved, and a missing rule names the node.
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "autograd/gradient_checker.h"
@@ -85,6 +87,47 @@ TEST(GraphGradient, SeedsWithOnesAndGivesZerosWhereNothingFlows) {
   const std::vector<Tensor> grads = runtime::Executor(runtime::compile(gg.backward)).run({xv.tensor()});
   EXPECT_EQ(grads[0].to_vector<double>(), (std::vector<double>{2, -4, 6}));
   EXPECT_EQ(grads[1].to_vector<double>(), (std::vector<double>{0, 0}));
+}
+
+// GatherND with batch_dims 1 in a graph whose batch dimension is free: the rule builds its shapes
+// with Shape nodes, bound at run time. Expected: each head slice added where its tuple points
+// within its batch (numpy's np.add.at per batch).
+TEST(GraphGradient, GatherNDWithBatchDimsAndAFreeBatch) {
+  graph::Graph g;
+  graph::Value* data = g.add_input("data", ops::TensorInfo{DType::kFloat64, Shape{-1, 3, 2}});
+  graph::Value* indices = g.add_input("indices", ops::TensorInfo{DType::kInt64, Shape{-1, 4, 1}});
+  g.add_output(g.add_node("GatherND", {data, indices}, {{"batch_dims", int64_t{1}}}, "gather")->outputs[0]);
+  g.infer_shapes();
+  const GradientGraphs gg =
+      autograd::build_gradient(g, {.heads = {{"gather_output", false}}, .wrt = {"data"}});
+  const std::map<std::string, Shape> shapes{{"data", Shape{2, 3, 2}}, {"indices", Shape{2, 4, 1}}};
+  std::map<std::string, Shape> backward_shapes;  // the forward inputs' shapes, or the head's
+  for (size_t k = 0; k < gg.backward_inputs.size(); ++k) {
+    const auto& source = gg.backward_inputs[k];
+    ASSERT_NE(source.kind, GradientGraphs::Source::Kind::kForwardOutput);
+    const bool head = source.kind == GradientGraphs::Source::Kind::kHeadGrad;
+    const std::string& forward_name = g.inputs()[static_cast<size_t>(head ? 0 : source.index)]->name;
+    backward_shapes.emplace(gg.backward.inputs()[k]->name, head ? Shape{2, 4, 2} : shapes.at(forward_name));
+  }
+  const NDArray x = random_array(Shape{2, 3, 2}), head = random_array(Shape{2, 4, 2});
+  const std::vector<int64_t> rows{0, 2, 0, -1, 1, 1, 1, 0};
+  const NDArray idx = testing::int64_array(rows, Shape{2, 4, 1});
+  const std::vector<Tensor> inputs{x.tensor(), idx.tensor()};
+  runtime::Executor forward(runtime::compile(runtime::bind_input_shapes(gg.forward, shapes)));
+  runtime::Executor backward(runtime::compile(runtime::bind_input_shapes(gg.backward, backward_shapes)));
+  const std::vector<Tensor> outputs = forward.run(inputs);
+  const std::vector<double> grad =
+      backward.run(backward_feed(gg, inputs, outputs, {head.tensor()}))[0].to_vector<double>();
+  std::vector<double> expected(12, 0.0);
+  const std::vector<double> h = head.to_vector<double>();
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 4; ++t) {
+      const int64_t row = (rows[static_cast<size_t>(b * 4 + t)] + 3) % 3;
+      for (int c = 0; c < 2; ++c)
+        expected[static_cast<size_t>((b * 3 + row) * 2 + c)] += h[static_cast<size_t>((b * 4 + t) * 2 + c)];
+    }
+  ASSERT_EQ(grad.size(), expected.size());
+  for (size_t i = 0; i < grad.size(); ++i) EXPECT_NEAR(grad[i], expected[i], 1e-12) << i;
 }
 
 TEST(GraphGradient, MissingRuleNamesTheNode) {

@@ -177,6 +177,17 @@ TEST(Gradient, GatherFamily) {
   // A repeated index tuple (0, 1) and a negative one: their gradients add up.
   expect_gradient_matches({"GatherND", {random_array({3, 4, 2}), int64_array({0, 1, 2, -1, 0, 1}, {3, 2})}});
   expect_gradient_matches({"GatherND", {random_array({3, 2}), int64_array({2, 0, 2}, {3, 1})}});
+  // batch_dims > 0: tuples index within their own batch; repeats (row 0 twice in batch 0, row 1 twice
+  // in batch 1) and negative indices add up there.
+  expect_gradient_matches({"GatherND",
+                           {random_array({2, 3, 4}), int64_array({0, 2, 0, -1, 1, 1}, {2, 3, 1})},
+                           {{"batch_dims", 1}}});
+  expect_gradient_matches({"GatherND",
+                           {random_array({2, 3, 4}),
+                            int64_array({0, 1, 2, 3, 0, 1, 1, -1, 2, 0, 2, 0, 0, 0, 1, 2}, {2, 2, 2, 2})},
+                           {{"batch_dims", 1}}});
+  expect_gradient_matches(
+      {"GatherND", {random_array({2, 2, 3, 2}), int64_array({2, 0, 1, 2}, {2, 2, 1})}, {{"batch_dims", 2}}});
 }
 
 TEST(Gradient, ExpandAndTile) {

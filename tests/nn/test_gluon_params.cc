@@ -1,6 +1,8 @@
 // Parameters and blocks: initialization rules, save_parameters / load_parameters round trips in
 // MXNet's .params format (Gluon's structural names, and full names), the load errors, and a
 // hybridized block against the same block run op by op.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -139,6 +141,44 @@ TEST(GluonHybrid, HybridizedEqualsImperativeForwardAndBackward) {
     EXPECT_NE(after_imperative[i], before[i]) << i;
     EXPECT_NEAR(after_hybrid[i] - after_imperative[i], 0.9 * (after_imperative[i] - before[i]), 1e-5) << i;
   }
+}
+
+// A gradient penalty (d/dparams of sum((dy/dx)^2)) in training mode: through the hybridized
+// block's CachedOp it equals the op-by-op block's, and the replay the second derivative runs on
+// does not move BatchNorm's running mean again (each call moves it once, as above).
+TEST(GluonHybrid, GradientPenaltyMatchesTheImperativeBlock) {
+  auto net = small_net();
+  const auto& bn = static_cast<nn::BatchNorm&>((*net)[1]);
+  const auto penalty_grads = [&](bool hybrid) {
+    net->hybridize(hybrid);
+    NDArray x = nd::arange(0, 12).reshape({4, 3}) / 7.0;
+    x.attach_grad();
+    NDArray penalty;
+    {
+      auto rec = autograd::record();
+      const NDArray dx = autograd::grad({nd::sum((*net)(x) * (*net)(x))}, {x}, {}, true, true).at(0);
+      penalty = nd::sum(dx * dx);
+    }
+    penalty.backward();
+    std::vector<double> grads;
+    for (const auto& p : net->collect_params())
+      if (p->grad_req() != GradReq::kNull)
+        for (double g : values(p->grad())) grads.push_back(g);
+    return grads;
+  };
+  const std::vector<double> before = values(bn.running_mean().data());
+  const std::vector<double> imperative = penalty_grads(false);
+  const std::vector<double> after_imperative = values(bn.running_mean().data());
+  const std::vector<double> hybrid = penalty_grads(true);
+  const std::vector<double> after_hybrid = values(bn.running_mean().data());
+  double largest = 0;  // float32 gradients in the hundreds: compared relative to the largest
+  for (double g : imperative) largest = std::max(largest, std::abs(g));
+  EXPECT_GT(largest, 1e-3);
+  expect_all_near(hybrid, imperative, 1e-5 * largest, "penalty gradients");
+  // Two calls of the net per penalty: the mean moved twice toward the same batch mean each time.
+  const double kept = 0.9 * 0.9;
+  for (size_t i = 0; i < before.size(); ++i)
+    EXPECT_NEAR(after_hybrid[i] - after_imperative[i], kept * (after_imperative[i] - before[i]), 1e-5) << i;
 }
 
 TEST(GluonHybrid, ExportLoadsInThePredictor) {
