@@ -17,7 +17,8 @@ bool fits(const Shape& declared, const Shape& given) {
 
 }  // namespace
 
-graph::Graph bind_input_shapes(const graph::Graph& source, const std::map<std::string, Shape>& shapes) {
+graph::Graph bind_input_shapes(const graph::Graph& source, const std::map<std::string, Shape>& shapes,
+                               const std::map<std::string, DType>& untyped_dtypes) {
   check_ops_known(source);
   graph::Graph g = source.clone();
   const std::string where = graph_label(g);
@@ -34,9 +35,12 @@ graph::Graph bind_input_shapes(const graph::Graph& source, const std::map<std::s
                "' has an initializer, so its shape is fixed at ", input->info->shape);
     KILN_CHECK(shape.is_known(), ErrorCode::kInvalidArgument, where, ": input '", name, "': the given shape ",
                shape, " is not concrete");
-    // An input declared without a type (an MXNet variable with neither __shape__ nor __dtype__)
-    // takes float32, MXNet's default element type.
-    if (!input->info) input->info = ops::TensorInfo{DType::kFloat32, shape};
+    // An input declared without a type (an MXNet variable with neither __shape__ nor __dtype__, an
+    // ONNX input without a shape) takes the caller's element type, or float32, MXNet's default.
+    if (!input->info) {
+      const auto dtype = untyped_dtypes.find(name);
+      input->info = ops::TensorInfo{dtype == untyped_dtypes.end() ? DType::kFloat32 : dtype->second, shape};
+    }
     KILN_CHECK(fits(input->info->shape, shape), ErrorCode::kShapeMismatch, where, ": input '", name,
                "': expected ", input->info->shape, ", got ", shape);
     input->info->shape = shape;

@@ -93,7 +93,9 @@ std::shared_ptr<const Plan> compile(const graph::Graph& graph, const CompileOpti
 //   "input 'data': expected (?, 3, 224, 224), got (1, 3, 200, 200)".
 // Inputs not named keep their declared shapes. Values that depend only on shapes (and
 // constants) are then folded, so sizes computed from a free batch dimension become known. An input declared
-// with no type at all takes the given shape and float32 (MXNet's default element type).
-graph::Graph bind_input_shapes(const graph::Graph& graph, const std::map<std::string, Shape>& shapes);
+// with no type at all takes the given shape and its element type from `untyped_dtypes`, or float32
+// (MXNet's default) when not named there.
+graph::Graph bind_input_shapes(const graph::Graph& graph, const std::map<std::string, Shape>& shapes,
+                               const std::map<std::string, DType>& untyped_dtypes = {});
 
 }  // namespace kiln::runtime

@@ -70,10 +70,13 @@ struct Predictor::Impl {
       raise(ErrorCode::kInvalidArgument, label(), ": expected ", inputs.size(), " input(s) (", names,
             "), got ", given.size());
     }
-    std::string key;  // the input-shape signature, e.g. "8,784;"
+    // The input signature, e.g. "8,784;": shapes, and the element type of inputs declared without
+    // one, which the plan is then compiled for ("3,float64;").
+    std::string key;
     for (size_t k = 0; k < given.size(); ++k) {
       check(k, given[k]);
       for (int64_t d : given[k].shape().dims()) key += std::to_string(d) + ',';
+      if (!inputs[k].known) key += dtype_name(given[k].dtype());
       key += ';';
     }
     std::vector<Tensor> feed;
@@ -83,10 +86,14 @@ struct Predictor::Impl {
                                        : graph.inputs()[i]->constant);
     const auto compile = [&] {
       std::map<std::string, Shape> shapes;
-      for (size_t k = 0; k < given.size(); ++k) shapes.emplace(inputs[k].name, given[k].shape());
+      std::map<std::string, DType> untyped_dtypes;
+      for (size_t k = 0; k < given.size(); ++k) {
+        shapes.emplace(inputs[k].name, given[k].shape());
+        if (!inputs[k].known) untyped_dtypes.emplace(inputs[k].name, given[k].dtype());
+      }
       // The passes again, now that every shape is known: exported models often hide shapes
       // behind free dimensions, which keeps patterns (MatMul + bias) from matching at load.
-      graph::Graph bound = runtime::bind_input_shapes(graph, shapes);
+      graph::Graph bound = runtime::bind_input_shapes(graph, shapes, untyped_dtypes);
       graph::PassManager::for_level(level).run(bound);
       return runtime::compile(bound, compile_options);
     };

@@ -9,6 +9,7 @@
 #include "frontends/onnx/import.h"
 #include "frontends/onnx/tensor_proto.h"
 #include "graph/evaluate.h"
+#include "kiln/predictor.hpp"
 #include "onnx/onnx_pb.h"
 #include "test_support.h"
 
@@ -159,6 +160,26 @@ TEST(OnnxImport, FreeBatchDimensionStaysFreeAndInputsMayBeInitializers) {
     EXPECT_EQ(y[0].shape(), Shape({batch, 2}));
     EXPECT_EQ(y[0].to_vector<float>()[0], 0.f + 2.f + 4.f);
   }
+}
+
+// An input with an element type but no shape (allowed by ONNX) runs on whatever it is given; a
+// Predictor compiles one plan per shape and element type.
+TEST(OnnxImport, InputsWithoutAShapeTakeTheGivenShapeAndType) {
+  ModelBuilder m(13);
+  m.proto().mutable_graph()->add_input()->set_name("x");
+  m.proto().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      ::onnx::TensorProto::DOUBLE);
+  m.node("Add", {"x", "x"}, {"y"});
+  m.output("y");
+  const Predictor predictor(m.import());
+  const Tensor doubles = Tensor::from_vector<double>({0.5, -1.25, 1e-300}, Shape{3});
+  const Tensor y = predictor.predict({doubles})[0];
+  EXPECT_EQ(y.dtype(), DType::kFloat64);
+  EXPECT_EQ(y.to_vector<double>(), (std::vector<double>{1.0, -2.5, 2e-300}));
+  const Tensor floats = Tensor::from_vector<float>({1.5f, 2.f}, Shape{1, 2});
+  EXPECT_EQ(predictor.predict({floats})[0].to_vector<float>(), (std::vector<float>{3.f, 4.f}));
+  EXPECT_EQ(predictor.predict({doubles})[0].dtype(), DType::kFloat64);
+  EXPECT_EQ(predictor.num_cached_plans(), 2u);
 }
 
 TEST(OnnxImport, ConstantNodesAndExternalDataAreRead) {
