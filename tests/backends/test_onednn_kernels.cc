@@ -38,6 +38,8 @@ TEST(OnednnKernels, GemmTransposesBiasShapesAndAlpha) {
       {{3, 7}, {7, 2}, Shape{3, 1}, {}},
       {{3, 7}, {7, 2}, std::nullopt, {{"alpha", 0.5}}},
       {{1, 9}, {9, 3}, Shape{}, {}},
+      // Over 1 MiB and transposed (a classifier's head): packed, not read column-major in place.
+      {{2, 600}, {500, 600}, Shape{500}, {{"transB", 1}}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.a.to_string() + " x " + c.b.to_string());
