@@ -72,6 +72,14 @@ TEST(OnednnKernels, FusedOpsApplyResidualBiasAndEveryActivationAsPostOps) {
              {random_tensor({6, 5, 3, 3}, rng), true},
              {random_tensor({6}, rng), true},
              {random_tensor({2, 6, 7, 6}, rng)}});
+    // The residual added after the activation (YOLOv5's bottleneck): the sum post-op follows.
+    AttrMap residual_last = conv;
+    residual_last.emplace("residual_after_activation", AttrValue(int64_t{1}));
+    compare("FusedConv", residual_last,
+            {{random_tensor({2, 5, 7, 6}, rng)},
+             {random_tensor({6, 5, 3, 3}, rng), true},
+             {random_tensor({6}, rng), true},
+             {random_tensor({2, 6, 7, 6}, rng)}});
     // Without bias and residual too: the activation alone must still be applied.
     compare("FusedConv", act, {{random_tensor({1, 4, 6, 6}, rng)}, {random_tensor({8, 4, 1, 1}, rng), true}});
     compare("FusedMatMul", act,

@@ -77,31 +77,38 @@ runtime::KernelChoice make_conv_kernel(const runtime::KernelQuery& query) {
   if (!w_constant && w_stored != w_plain) return {};
   auto kernel = std::make_shared<ConvKernel>();
   kernel->has_bias = has_input(node, 2);
-  // FusedConv: the residual, then the activation, as post-ops on the output.
+  // FusedConv: the residual, then the activation, as post-ops on the output (the activation
+  // first with residual_after_activation).
   dnnl::primitive_attr attr = base_attr();
   dnnl::post_ops post;
+  const bool residual_last = node.op == "FusedConv" && attrs.get_int("residual_after_activation") != 0;
+  if (residual_last) append_activation(post, attrs);
   if (has_input(node, 3)) {
     if (input_info(node, 3).dtype != y.dtype || input_info(node, 3).shape != y.shape) return {};
     kernel->residual = stored_desc(query, 3);
     if (!kernel->residual) return {};
     post.append_sum(1.f);
   }
-  append_activation(post, attrs);
+  if (!residual_last) append_activation(post, attrs);
   attr.set_post_ops(post);
   const dnnl::memory::desc x_any(to_dims(x.shape), type, tag::any);
   const dnnl::memory::desc y_any(to_dims(y.shape), type, tag::any);
   const dnnl::memory::desc w_any(w_dims, type, tag::any);
   dnnl::convolution_forward::primitive_desc pd;
-  if (kernel->has_bias) {
-    kernel->bias_desc = plain_desc(input_info(node, 2).shape, input_info(node, 2).dtype);
-    pd = dnnl::convolution_forward::primitive_desc(
-        cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
-        kernel->bias_desc, y_any, geometry->strides, geometry->dilations, geometry->pad_begin,
-        geometry->pad_end, attr);
-  } else {
-    pd = dnnl::convolution_forward::primitive_desc(
-        cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
-        y_any, geometry->strides, geometry->dilations, geometry->pad_begin, geometry->pad_end, attr);
+  try {
+    if (kernel->has_bias) {
+      kernel->bias_desc = plain_desc(input_info(node, 2).shape, input_info(node, 2).dtype);
+      pd = dnnl::convolution_forward::primitive_desc(
+          cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
+          kernel->bias_desc, y_any, geometry->strides, geometry->dilations, geometry->pad_begin,
+          geometry->pad_end, attr);
+    } else {
+      pd = dnnl::convolution_forward::primitive_desc(
+          cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
+          y_any, geometry->strides, geometry->dilations, geometry->pad_begin, geometry->pad_end, attr);
+    }
+  } catch (const dnnl::error&) {
+    return {};  // a post-op chain no implementation takes stays with the reference kernel
   }
   if (is_generic_impl(pd)) return {};
   kernel->conv = Prepared<dnnl::convolution_forward>(pd, geometry->flops);
