@@ -127,7 +127,7 @@ TEST(OnednnLayouts, ConcatJoinsValuesInOneDnnLayouts) {
 // post-op accumulates onto Z where it lies, with no copy (Z and the output share an arena offset),
 // on random batch sizes, channel counts (blocks of 16, so that both convolutions pick one layout)
 // and image sizes; the result is the reference kernels'. With Z read again after the FusedConv,
-// it is copied into the output instead and stays intact for that reader.
+// it is copied into the output instead and stays intact for that reader. Likewise in a bf16 plan.
 TEST(OnednnLayouts, FloatResidualAccumulatesInPlace) {
   std::mt19937 rng(13);
   std::uniform_int_distribution<int64_t> batch(1, 3), blocks(1, 3), side(5, 17);
@@ -171,6 +171,17 @@ TEST(OnednnLayouts, FloatResidualAccumulatesInPlace) {
       EXPECT_EQ(y_value.offset, z_value.offset) << "the output did not take over the residual's buffer";
     }
     expect_close(runtime::Executor(fast.plan).run({in}), want, 1e-5);
+    // A bf16 plan keeps Z in bf16 in the output's layout: the same buffer sharing, 8-bit mantissas.
+    const Compiled bf16 = compile_fast(g, runtime::Precision::kBFloat16);
+    const auto offset_of = [&](int step) {
+      return bf16.plan->values
+          .at(static_cast<size_t>(bf16.plan->steps.at(static_cast<size_t>(step)).outputs[0]))
+          .offset;
+    };
+    if (!z_read_later) {
+      EXPECT_EQ(offset_of(1), offset_of(0)) << "bf16: the output did not take over Z's buffer";
+    }
+    expect_close(runtime::Executor(bf16.plan).run({in}), want, 3e-2);
   }
 }
 
