@@ -4,6 +4,8 @@
 // to MXNet files as _kiln_<Op>, expanded back to standard ops in ONNX files).
 //
 //   FusedConv(X, W, B?, Z?)     Y = act(Conv(X, W, B) + Z)      Z: a residual of Y's shape
+//                               Y = act(Conv(X, W, B)) + Z      with residual_after_activation = 1
+//                               (YOLOv5's bottleneck: Conv -> SiLU -> Add)
 //   FusedGemm(A, B, C?)         Y = act(Gemm(A, B, C))
 //   FusedMatMul(A, B, bias?)    Y = act(alpha * MatMul(A, B) + bias)
 //                               bias: broadcast to Y (numpy rules): one value per column, an
@@ -35,7 +37,8 @@ struct FusedSpec {
 Attrs base_attrs(const FusedSpec& spec, const OpSchema& base, const Attrs& attrs) {
   AttrMap given;
   for (const auto& [name, value] : attrs.values())
-    if (name != "activation" && name != "activation_params" && !(spec.scaled && name == "alpha"))
+    if (name != "activation" && name != "activation_params" && name != "residual_after_activation" &&
+        !(spec.scaled && name == "alpha"))
       given.emplace(name, value);
   return base.bind(given);
 }
@@ -95,6 +98,8 @@ void fused_kernel(const FusedSpec& spec, KernelContext& ctx) {
   Tensor& y = ctx.output(0);
   const int64_t n = y.numel();
   const double alpha = spec.scaled ? ctx.attrs.get_float("alpha") : 1.0;
+  const bool residual_last =
+      spec.extra == Extra::kResidual && ctx.attrs.get_int("residual_after_activation") != 0;
   const Tensor added = extra ? extra->contiguous() : Tensor();
   const std::vector<int64_t> out_strides = contiguous_strides(y.shape());
   const std::vector<int64_t> add_strides = extra ? broadcast_strides(added.shape(), y.shape()) : out_strides;
@@ -120,9 +125,9 @@ void fused_kernel(const FusedSpec& spec, KernelContext& ctx) {
       const T* add = extra ? added.data<T>() : nullptr;
       parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-          double v = alpha * static_cast<double>(out[i]);
-          if (add) v += static_cast<double>(add[source_of(i)]);
-          out[i] = static_cast<T>(act(v));
+          const double v = alpha * static_cast<double>(out[i]);
+          const double z = add ? static_cast<double>(add[source_of(i)]) : 0.0;
+          out[i] = static_cast<T>(residual_last ? act(v) + z : act(v + z));
         }
       });
     }
@@ -142,7 +147,9 @@ OpSchema& register_fused(const char* name, const FusedSpec& spec) {
 
 [[maybe_unused]] static OpSchema& fused_conv =
     register_fused("FusedConv", {"Conv", 3, Extra::kResidual})
-        .doc("act(Conv(X, W, B) + Z): a Conv with a residual Add and an activation folded in.")
+        .doc(
+            "act(Conv(X, W, B) + Z), or act(Conv(X, W, B)) + Z with residual_after_activation: a Conv with a "
+            "residual Add and an activation folded in.")
         .input("X")
         .input("W")
         .input("B", Arity::kOptional)
@@ -153,7 +160,8 @@ OpSchema& register_fused(const char* name, const FusedSpec& spec) {
         .attr("group", AttrType::kInt, 1)
         .optional_attr("kernel_shape", AttrType::kInts)
         .optional_attr("pads", AttrType::kInts)
-        .optional_attr("strides", AttrType::kInts);
+        .optional_attr("strides", AttrType::kInts)
+        .attr("residual_after_activation", AttrType::kInt, 0);
 
 [[maybe_unused]] static OpSchema& fused_gemm =
     register_fused("FusedGemm", {"Gemm", 3, Extra::kNone})

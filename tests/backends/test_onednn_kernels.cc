@@ -38,6 +38,8 @@ TEST(OnednnKernels, GemmTransposesBiasShapesAndAlpha) {
       {{3, 7}, {7, 2}, Shape{3, 1}, {}},
       {{3, 7}, {7, 2}, std::nullopt, {{"alpha", 0.5}}},
       {{1, 9}, {9, 3}, Shape{}, {}},
+      // Over 1 MiB and transposed (a classifier's head): packed, not read column-major in place.
+      {{2, 600}, {500, 600}, Shape{500}, {{"transB", 1}}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.a.to_string() + " x " + c.b.to_string());
@@ -66,6 +68,14 @@ TEST(OnednnKernels, FusedOpsApplyResidualBiasAndEveryActivationAsPostOps) {
     AttrMap conv = act;
     conv.emplace("pads", AttrValue({1, 1, 1, 1}));
     compare("FusedConv", conv,
+            {{random_tensor({2, 5, 7, 6}, rng)},
+             {random_tensor({6, 5, 3, 3}, rng), true},
+             {random_tensor({6}, rng), true},
+             {random_tensor({2, 6, 7, 6}, rng)}});
+    // The residual added after the activation (YOLOv5's bottleneck): the sum post-op follows.
+    AttrMap residual_last = conv;
+    residual_last.emplace("residual_after_activation", AttrValue(int64_t{1}));
+    compare("FusedConv", residual_last,
             {{random_tensor({2, 5, 7, 6}, rng)},
              {random_tensor({6, 5, 3, 3}, rng), true},
              {random_tensor({6}, rng), true},

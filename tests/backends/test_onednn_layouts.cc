@@ -123,6 +123,68 @@ TEST(OnednnLayouts, ConcatJoinsValuesInOneDnnLayouts) {
   expect_close(runtime::Executor(fast.plan).run({in}), want, 1e-5);
 }
 
+// A float residual's buffer becomes the output's when the FusedConv is its last reader: the sum
+// post-op accumulates onto Z where it lies, with no copy (Z and the output share an arena offset),
+// on random batch sizes, channel counts (blocks of 16, so that both convolutions pick one layout)
+// and image sizes; the result is the reference kernels'. With Z read again after the FusedConv,
+// it is copied into the output instead and stays intact for that reader. Likewise in a bf16 plan.
+TEST(OnednnLayouts, FloatResidualAccumulatesInPlace) {
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<int64_t> batch(1, 3), blocks(1, 3), side(5, 17);
+  for (int trial = 0; trial < 6; ++trial) {
+    const bool z_read_later = trial % 3 == 2;
+    const Shape shape{batch(rng), 16 * blocks(rng), side(rng), side(rng)};
+    SCOPED_TRACE(shape.to_string() + (z_read_later ? ", Z read later" : ""));
+    const int64_t c = shape[1];
+    graph::Graph g;
+    g.name = "float_residual";
+    Value* x = g.add_input("x", ops::TensorInfo{DType::kFloat32, shape});
+    const auto weight = [&](const std::string& name, const Shape& w) {
+      return g.add_initializer(name, random_tensor(w, rng, -0.3f, 0.3f));
+    };
+    Value* z = g.add_node("FusedConv", {x, weight("w1", {c, c, 1, 1}), weight("b1", {c})},
+                          {{"activation", AttrValue(std::string("Relu"))}}, "z")
+                   ->outputs[0];
+    Value* y = g.add_node("FusedConv", {x, weight("w2", {c, c, 3, 3}), weight("b2", {c}), z},
+                          {{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                           {"activation", AttrValue(std::string("Relu"))}},
+                          "y")
+                   ->outputs[0];
+    // Graph outputs are allocated by the call, outside the arena: pool y (a 1x1 window) into one.
+    const AttrMap window{{"kernel_shape", std::vector<int64_t>{1, 1}}};
+    std::vector<Value*> outputs{g.add_node("MaxPool", {y}, window, "out")->outputs[0]};
+    if (z_read_later) outputs.push_back(g.add_node("Add", {y, z}, {}, "again")->outputs[0]);
+    g.set_outputs(outputs);
+    g.infer_shapes();
+    const Tensor in = random_tensor(shape, rng);
+    const std::vector<Tensor> want = runtime::Executor(runtime::compile(g)).run({in});
+    const Compiled fast = compile_fast(g, runtime::Precision::kFloat32);
+    ASSERT_EQ(fast.plan->steps.at(1).provider, "onednn");
+    const runtime::PlanValue& z_value =
+        fast.plan->values.at(static_cast<size_t>(fast.plan->steps[0].outputs[0]));
+    const runtime::PlanValue& y_value =
+        fast.plan->values.at(static_cast<size_t>(fast.plan->steps[1].outputs[0]));
+    ASSERT_NE(z_value.layout, nullptr);
+    if (z_read_later) {
+      EXPECT_NE(y_value.offset, z_value.offset) << "Z is read after the FusedConv and must stay intact";
+    } else {
+      EXPECT_EQ(y_value.offset, z_value.offset) << "the output did not take over the residual's buffer";
+    }
+    expect_close(runtime::Executor(fast.plan).run({in}), want, 1e-5);
+    // A bf16 plan keeps Z in bf16 in the output's layout: the same buffer sharing, 8-bit mantissas.
+    const Compiled bf16 = compile_fast(g, runtime::Precision::kBFloat16);
+    const auto offset_of = [&](int step) {
+      return bf16.plan->values
+          .at(static_cast<size_t>(bf16.plan->steps.at(static_cast<size_t>(step)).outputs[0]))
+          .offset;
+    };
+    if (!z_read_later) {
+      EXPECT_EQ(offset_of(1), offset_of(0)) << "bf16: the output did not take over Z's buffer";
+    }
+    expect_close(runtime::Executor(bf16.plan).run({in}), want, 3e-2);
+  }
+}
+
 // An int8 convolution: s8 x (scale 0.02) and weights (scale 0.005), s8 output (scale 0.05).
 Value* int8_conv(graph::Graph& g, Value* x, int64_t in_channels, int64_t out_channels,
                  const std::string& name, std::mt19937& rng) {

@@ -1,7 +1,7 @@
 // fuse_post_ops: Conv/Gemm/MatMul chains become one fused op that computes the same outputs (the
-// reference interpreter runs both graphs), and chains that cannot fuse are left alone: a value
-// read twice, a graph output inside the chain, a residual of another shape, a non-constant Clip
-// bound.
+// reference interpreter runs both graphs; a residual after the activation expanded back too), and chains that
+// cannot fuse are left alone: a value read twice, a graph output inside the chain, a residual of another
+// shape, a non-constant Clip bound.
 #include "graph/passes/passes.h"
 #include "pass_test_util.h"
 
@@ -93,6 +93,52 @@ TEST(FusePostOps, MatMulWithBiasAndGemmWithActivation) {
   EXPECT_EQ(count_op(after, "FusedGemm"), 1u);
   EXPECT_EQ(after.num_nodes(), 3u);
   expect_same_outputs(before, after, 1e-5, 1e-5);
+}
+
+// YOLOv5's bottleneck, Conv -> activation -> Add(x), on random shapes and with the Add's inputs
+// either way round: one FusedConv adding the residual after the activation, the same outputs, and
+// expand_fused_ops gives standard ops computing them again.
+TEST(FusePostOps, ResidualAfterTheActivation) {
+  std::mt19937 rng(4);
+  std::uniform_int_distribution<int64_t> channels(1, 9), side(3, 11), kernel(0, 1);
+  const std::vector<std::pair<std::string, Tail>> tails{
+      {"SiLU",
+       [](Graph& g, Value* v) {
+         return out0(g.add_node("Mul", {out0(g.add_node("Sigmoid", {v})), v}));
+       }},
+      {"Relu", op("Relu")},
+  };
+  for (int trial = 0; trial < 4; ++trial) {
+    for (const auto& [name, tail] : tails) {
+      const int64_t c = channels(rng), k = 1 + 2 * kernel(rng);
+      const bool residual_first = trial % 2 == 1;
+      const Shape shape{-1, c, side(rng), side(rng)};
+      SCOPED_TRACE(name + " " + shape.to_string() + " kernel " + std::to_string(k));
+      Graph before;
+      before.name = "bottleneck";
+      Value* x = before.add_input("x", TensorInfo{DType::kFloat32, shape});
+      Value* y = tail(
+          before, out0(before.add_node(
+                      "Conv", {x, constant(before, "W", {c, c, k, k}, rng), constant(before, "B", {c}, rng)},
+                      {{"pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2}}}, "conv")));
+      before.add_output(out0(
+          before.add_node("Add", residual_first ? std::vector<Value*>{x, y} : std::vector<Value*>{y, x})));
+      before.infer_shapes();
+      Graph after = before.clone();
+      EXPECT_TRUE(run_pass(fuse_post_ops_pass(), after));
+      ASSERT_EQ(after.num_nodes(), 1u);
+      const Node& fused = *after.nodes()[0];
+      EXPECT_EQ(fused.op, "FusedConv");
+      EXPECT_EQ(std::get<std::string>(fused.attrs.at("activation").variant()), name);
+      EXPECT_EQ(std::get<int64_t>(fused.attrs.at("residual_after_activation").variant()), 1);
+      expect_same_outputs(before, after, 1e-5, 1e-5);
+      Graph expanded = after.clone();
+      ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
+      EXPECT_EQ(count_op(expanded, "FusedConv"), 0u);
+      EXPECT_EQ(count_op(expanded, "Add"), 1u);
+      expect_same_outputs(before, expanded, 1e-5, 1e-5);
+    }
+  }
 }
 
 TEST(FusePostOps, ChainsThatCannotFuseAreLeftAlone) {

@@ -1,9 +1,9 @@
 // Expanding fused ops back into standard ones, the inverse of fuse_post_ops and fuse_matmul_scale_add:
-// FusedConv becomes Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul
-// MatMul [-> Mul(alpha)] [-> Add(bias)] [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv,
-// FusedQLinearMatMul, FusedDynamicQLinearMatMul and FusedQLinearAveragePool (fuse_quantized_ops) go
-// back to their QDQ form. Writers of formats that lack Kiln's fused ops (ONNX) run it first, so an
-// optimized graph can still be saved.
+// FusedConv becomes Conv [-> Add(Z)] [-> activation] (the Add last with residual_after_activation), FusedGemm
+// Gemm [-> activation], FusedMatMul MatMul [-> Mul(alpha)] [-> Add(bias)] [-> activation]; SiLU becomes x *
+// Sigmoid(x). FusedQLinearConv, FusedQLinearMatMul, FusedDynamicQLinearMatMul and FusedQLinearAveragePool
+// (fuse_quantized_ops) go back to their QDQ form. Writers of formats that lack Kiln's fused ops (ONNX) run it
+// first, so an optimized graph can still be saved.
 #include <map>
 
 #include "graph/passes/passes.h"
@@ -49,6 +49,9 @@ bool expand(Graph& graph, Node* fused) {
   AttrMap attrs = fused->attrs;
   attrs.erase("activation");
   attrs.erase("activation_params");
+  attrs.erase("residual_after_activation");
+  const bool residual_last = fused->op == "FusedConv" &&
+                             fused->schema().bind(fused->attrs).get_int("residual_after_activation") != 0;
   // FusedMatMul's alpha is its own (Gemm's is the base op's).
   const bool scaled = fused->op == "FusedMatMul";
   const double alpha = scaled ? fused->schema().bind(fused->attrs).get_float("alpha") : 1.0;
@@ -64,13 +67,17 @@ bool expand(Graph& graph, Node* fused) {
     y = graph.add_node("Mul", {y, scale}, {}, graph.fresh_name(fused->name + "/scale"))->outputs[0];
     y->info = fused->outputs[0]->info;
   }
-  if (fused->inputs.size() > base_inputs && fused->inputs[base_inputs] != nullptr) {
-    y = graph.add_node("Add", {y, fused->inputs[base_inputs]}, {}, graph.fresh_name(fused->name + "/add"))
-            ->outputs[0];
-    y->info = fused->outputs[0]->info;
-  }
+  const auto add_extra = [&] {
+    if (fused->inputs.size() > base_inputs && fused->inputs[base_inputs] != nullptr) {
+      y = graph.add_node("Add", {y, fused->inputs[base_inputs]}, {}, graph.fresh_name(fused->name + "/add"))
+              ->outputs[0];
+      y->info = fused->outputs[0]->info;
+    }
+  };
+  if (!residual_last) add_extra();
   y = add_activation(graph, *fused, y);
   y->info = fused->outputs[0]->info;
+  if (residual_last) add_extra();
   return remove_node_replacing(graph, fused, {y});
 }
 

@@ -2,6 +2,8 @@
 // (FusedConv, FusedGemm, FusedMatMul; see src/ops/fused.cc), which a backend computes in one pass
 // over the output instead of writing it and reading it back once per following op:
 //   Conv -> [Add(residual of the same shape)] -> [activation]
+//   Conv -> activation -> Add(residual of the same shape)   (residual_after_activation; YOLOv5's
+//                                                             bottleneck)
 //   MatMul -> [Add(constant per-column bias)] -> [activation]
 //   Gemm -> [activation]
 // The activations are the ones fused_activation.h lists (activation_match.h finds them); SiLU is
@@ -53,14 +55,28 @@ bool fuse_at(Graph& graph, Node* anchor, std::set<const Node*>& removed) {
       last = add->outputs[0];
     }
   }
+  const bool had_residual = !chain.empty();
   std::optional<MatchedActivation> act = match_activation(graph, last);
   if (act) {
     chain.insert(chain.end(), act->nodes.begin(), act->nodes.end());
     last = act->output;
   }
+  // A residual added after the activation: the sum then follows the activation.
+  bool residual_last = false;
+  if (Node* add = act && anchor->op == "Conv" && !had_residual ? sole_reader(graph, last) : nullptr;
+      add && add->op == "Add") {
+    Value* other = other_input(*add, last);
+    if (other != last && same_info(other, last) && same_info(add->outputs[0], last)) {
+      inputs.push_back(other);
+      chain.push_back(add);
+      last = add->outputs[0];
+      residual_last = true;
+    }
+  }
   if (chain.empty()) return false;
 
   AttrMap attrs = anchor->attrs;
+  if (residual_last) attrs.insert_or_assign("residual_after_activation", AttrValue(int64_t{1}));
   attrs.insert_or_assign("activation", AttrValue(act ? act->name : std::string()));
   attrs.insert_or_assign("activation_params", AttrValue(act ? act->params : std::vector<double>{}));
   Node* node = graph.add_node(fused->second.first, inputs, attrs, graph.fresh_name(anchor->name + "_fused"));

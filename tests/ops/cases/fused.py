@@ -1,6 +1,7 @@
 """numpy cases for the fused ops (FusedConv, FusedGemm, FusedMatMul): the base op computed by the
 direct references of conv.py, then FusedMatMul's alpha, the residual or bias (FusedMatMul's broadcast
-to the output: an attention mask, a residual), then the activation in numpy."""
+to the output: an attention mask, a residual), then the activation in numpy (FusedConv's residual after
+it with residual_after_activation)."""
 
 import importlib.util
 import math
@@ -46,6 +47,9 @@ def write(root):
         z = sample(y.shape, "float32", -2, 2)
         case(root, f"fused_conv_residual_{name or 'none'}_float32", "FusedConv", [x, w, b, z], fn(y + f64(z)),
              "float32", attrs)
+        # The residual after the activation (YOLOv5's bottleneck).
+        case(root, f"fused_conv_residual_after_{name or 'none'}_float32", "FusedConv", [x, w, b, z],
+             fn(y) + f64(z), "float32", {**attrs, "residual_after_activation": 1})
         # Gemm and MatMul with each activation.
         a, bm, c = sample((5, 7), "float32", -3, 3), sample((4, 7), "float32"), sample((4,), "float32")
         case(root, f"fused_gemm_{name or 'none'}_float32", "FusedGemm", [a, bm, c],
