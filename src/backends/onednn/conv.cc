@@ -90,6 +90,7 @@ runtime::KernelChoice make_conv_kernel(const runtime::KernelQuery& query) {
   const dnnl::memory::desc y_any(to_dims(y.shape), type, tag::any);
   const dnnl::memory::desc w_any(w_dims, type, tag::any);
   dnnl::convolution_forward::primitive_desc pd;
+  create_for(geometry->flops);
   if (kernel->has_bias) {
     kernel->bias_desc = plain_desc(input_info(node, 2).shape, input_info(node, 2).dtype);
     pd = dnnl::convolution_forward::primitive_desc(

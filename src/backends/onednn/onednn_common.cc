@@ -152,10 +152,16 @@ dnnl::stream& thread_stream() {
 
 }  // namespace
 
+void create_for(double flops) {
+  omp_set_num_threads(flops < kSerialFlops ? 1 : num_threads());
+}
+
 Reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  const double flops = streamed_flops(from);
+  create_for(flops);
   return {from, to,
           Prepared<dnnl::reorder>(
-              dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to, base_attr()))};
+              dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to, base_attr()), flops)};
 }
 
 dnnl::memory prepare_constant(const dnnl::memory& source, const dnnl::memory::desc& desc) {

@@ -95,11 +95,13 @@ runtime::KernelChoice make_pool(const runtime::KernelQuery& query, algo algorith
       stored->get_inner_nblks() == 0 &&
       std::all_of(y_dims.begin() + 2, y_dims.end(), [](int64_t d) { return d == 1; }))
     y_plain = same_order_desc(*stored, y_dims, y_type);
+  const double flops = streamed_flops(kernel->x_desc);
+  create_for(flops);
   const dnnl::pooling_forward::primitive_desc pd(cpu_engine(), dnnl::prop_kind::forward_inference, algorithm,
                                                  kernel->x_desc, row_major ? y_plain : y_any, strides,
                                                  kernel_dims, dilations, pad_begin, pad_end, attr);
   if (is_generic_impl(pd)) return {};
-  kernel->pool = Prepared<dnnl::pooling_forward>(pd);
+  kernel->pool = Prepared<dnnl::pooling_forward>(pd, flops);
   runtime::KernelChoice choice;
   choice.output_layouts.resize(1);
   const dnnl::memory::desc y_stored =

@@ -170,6 +170,8 @@ runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query
   const dnnl::memory::desc w_any(w_dims, dt::s8, tag::any);
   kernel->has_bias = has_input(node, kBias);
   dnnl::convolution_forward::primitive_desc pd;
+  const double flops = 2.0 * static_cast<double>(y.shape.numel()) * static_cast<double>(w.numel() / w[0]);
+  create_for(flops);
   try {
     if (kernel->has_bias) {
       kernel->bias_desc = plain_desc(input_info(node, kBias).shape, DType::kFloat32);
@@ -185,7 +187,6 @@ runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query
     return {};  // a combination oneDNN has no int8 implementation of
   }
   if (is_generic_impl(pd)) return {};
-  const double flops = 2.0 * static_cast<double>(y.shape.numel()) * static_cast<double>(w.numel() / w[0]);
   kernel->conv = Prepared<dnnl::convolution_forward>(pd, flops);
   kernel->weights_desc = pd.weights_desc();
   kernel->weights =

@@ -74,9 +74,11 @@ runtime::KernelChoice make_quantize_kernel(const runtime::KernelQuery& query) {
   dnnl::primitive_attr attr = base_attr();
   attr.set_scales_mask(DNNL_ARG_DST, 0);
   if (kernel->zero_point != 0) attr.set_zero_points_mask(DNNL_ARG_DST, 0);
+  const double flops = streamed_flops(kernel->x_desc);
+  create_for(flops);
   const dnnl::reorder::primitive_desc pd(cpu_engine(), kernel->x_desc, cpu_engine(), written, attr);
   if (is_generic_impl(pd)) return {};
-  kernel->reorder = Prepared<dnnl::reorder>(pd, streamed_flops(kernel->x_desc));
+  kernel->reorder = Prepared<dnnl::reorder>(pd, flops);
   runtime::KernelChoice choice;
   choice.output_layouts.resize(1);
   kernel->y_desc = output_store(query, 0, written, choice.output_layouts[0]);
