@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string_view>
 
+#include "backends/onednn/loop_layout.h"
 #include "kiln/error.hpp"
 #include "kiln/storage.hpp"
 #include "kiln/threading.hpp"
@@ -290,10 +291,9 @@ bool OnednnLayout::same_as(const runtime::ValueLayout& other) const {
 }
 
 runtime::KernelChoice OnednnLayout::to_row_major() const {
-  auto conversion =
-      std::make_shared<Reorder>(make_reorder(desc_, plain_desc(logical_.shape, logical_.dtype)));
+  auto conversion = std::make_shared<ToRowMajor>(desc_, plain_desc(logical_.shape, logical_.dtype));
   return {[conversion](ops::KernelContext& ctx) {
-            reorder(ctx, *conversion, ctx.input(0).raw_data(), ctx.output(0).raw_data());
+            conversion->run(ctx, ctx.input(0).raw_data(), ctx.output(0).raw_data());
           },
           {},
           [] { return std::make_unique<PrimitiveBindings>(); }};

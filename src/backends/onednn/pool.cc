@@ -33,6 +33,7 @@
 #include <optional>
 #include <string_view>
 
+#include "backends/onednn/loop_layout.h"
 #include "backends/onednn/onednn_common.h"
 #include "ops/pool_util.h"
 
@@ -40,29 +41,6 @@ namespace kiln::onednn {
 namespace {
 
 using algo = dnnl::algorithm;
-
-// Where element (n, c, h, w) of a 4-D tensor lies, in elements: n * n_stride + (c / block) *
-// block_stride + h * h_stride + w * w_stride + c % block. A channel-blocked layout has its block;
-// a channels-last one is one block of all channels (channel stride 1); a row-major one blocks of 1.
-struct LoopLayout {
-  int64_t block = 1, n_stride = 0, block_stride = 0, h_stride = 0, w_stride = 0;
-};
-
-// The loop layout of a 4-D descriptor, or nothing for one the loops do not walk.
-std::optional<LoopLayout> loop_layout(const dnnl::memory::desc& desc) {
-  if (desc.get_ndims() != 4) return std::nullopt;
-  const dnnl::memory::dims strides = desc.get_strides(), padded = desc.get_padded_dims();
-  LoopLayout l{
-      .n_stride = strides[0], .block_stride = strides[1], .h_stride = strides[2], .w_stride = strides[3]};
-  if (desc.get_inner_nblks() == 1 && desc.get_inner_idxs()[0] == 1) {
-    l.block = desc.get_inner_blks()[0];
-  } else if (desc.get_inner_nblks() != 0) {
-    return std::nullopt;
-  } else if (strides[1] == 1) {
-    l.block = padded[1];
-  }
-  return l;
-}
 
 // The geometry of a small 2-D max pooling run by plain loops.
 struct LoopMaxPool {

@@ -1,0 +1,36 @@
+// Plain loops over small 4-D tensors in oneDNN's layouts (row-major, channels last, or blocked by
+// channels), for work too small to repay a oneDNN call: each call costs 0.3-0.8 us of fixed
+// overhead, several times the work of pooling or converting the feature maps of a small CNN.
+#pragma once
+
+#include <optional>
+
+#include "backends/onednn/onednn_common.h"
+
+namespace kiln::onednn {
+
+// Where element (n, c, h, w) of a 4-D tensor lies, in elements: n * n_stride + (c / block) *
+// block_stride + h * h_stride + w * w_stride + c % block. A channel-blocked layout has its block;
+// a channels-last one is one block of all channels (channel stride 1); a row-major one blocks of 1.
+struct LoopLayout {
+  int64_t block = 1, n_stride = 0, block_stride = 0, h_stride = 0, w_stride = 0;
+};
+
+// The loop layout of a 4-D descriptor, or nothing for one the loops do not walk.
+std::optional<LoopLayout> loop_layout(const dnnl::memory::desc& desc);
+
+// A conversion of a 4-D tensor from a oneDNN layout to row-major (same dims and type), prepared
+// once: plain loops when it is small enough for one thread (see kSerialFlops), else a reorder.
+class ToRowMajor {
+ public:
+  ToRowMajor(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+  void run(ops::KernelContext& ctx, const void* from, void* to) const;
+
+ private:
+  Reorder reorder_;
+  std::optional<LoopLayout> loop_;
+  dnnl::memory::dims dims_;
+  size_t element_size_ = 0;
+};
+
+}  // namespace kiln::onednn
