@@ -118,7 +118,8 @@ bool LatencyComparison::short_of(double min_speedup) const {
 std::string LatencyComparison::speedup_text() const {
   if (speedups.empty()) return "-";
   const auto [low, high] = std::minmax_element(speedups.begin(), speedups.end());
-  return fixed(*low, 2) + (*high - *low >= 0.005 ? "-" + fixed(*high, 2) : "") + "x";
+  const std::string low_text = fixed(*low, 2), high_text = fixed(*high, 2);
+  return low_text + (high_text != low_text ? "-" + high_text : "") + "x";
 }
 
 std::vector<LatencyComparison> compare_latencies(const Predictor& before, const Predictor& after,
