@@ -14,7 +14,7 @@ using Ints = std::vector<int64_t>;
 
 TEST(OnednnFlatten, ReadsTheBlockedLayoutOfAConvolution) {
   std::mt19937 rng(41);
-  for (const Shape& shape : {Shape{2, 23, 5, 5}, Shape{2, 64, 64, 64}}) {
+  for (const Shape& shape : {Shape{1, 23, 4, 4}, Shape{2, 64, 64, 64}}) {
     for (int64_t axis : {1, 2}) {
       SCOPED_TRACE(shape.to_string() + " axis " + std::to_string(axis));
       graph::Graph g;

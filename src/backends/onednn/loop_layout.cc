@@ -41,8 +41,8 @@ ToRowMajor::ToRowMajor(const dnnl::memory::desc& from, const dnnl::memory::desc&
   const bool row_major_twin =
       from.get_ndims() == 4 &&
       to == dnnl::memory::desc(dims_, from.get_data_type(), dnnl::memory::format_tag::abcd);
-  if (reorder_.prepared.serial && row_major_twin &&
-      (element_size_ == 1 || element_size_ == 2 || element_size_ == 4))
+  if (from.get_ndims() == 4 && dims_[0] * dims_[1] * dims_[2] * dims_[3] <= kLoopCopyElements &&
+      row_major_twin && (element_size_ == 1 || element_size_ == 2 || element_size_ == 4))
     loop_ = loop_layout(from);
 }
 

@@ -14,7 +14,7 @@
 //
 // oneDNN's maximum is not NaN-propagating (a NaN tap may be skipped), unlike the reference's.
 //
-// A 2-D max pooling small enough for one thread (see kSerialFlops) in float32 or 8 bits runs as
+// A tiny 2-D max pooling (kLoopPoolElements, loop_layout.h) in float32 or 8 bits runs as
 // plain loops over the layouts the primitive was made for (row-major, channels last, or blocked
 // by channels), not as a oneDNN call: such a call costs 0.4-0.8 us of fixed overhead, several times
 // the work of pooling the 16x8x8 maps of a small CNN. The loops skip NaN taps like oneDNN.
@@ -103,20 +103,21 @@ struct PoolKernel {
 
 // The plain loops for a pooling made as `pd`, when they cover it: a small 2-D max pooling without
 // dilation in float32 or 8 bits, both sides in layouts the loops walk, blocked alike.
-std::optional<LoopMaxPool> loop_max_pool(const dnnl::pooling_forward::primitive_desc& pd, bool serial,
-                                         algo algorithm, const dnnl::memory::dims& kernel_dims,
+std::optional<LoopMaxPool> loop_max_pool(const dnnl::pooling_forward::primitive_desc& pd, algo algorithm,
+                                         const dnnl::memory::dims& kernel_dims,
                                          const dnnl::memory::dims& strides,
                                          const dnnl::memory::dims& dilations,
                                          const dnnl::memory::dims& pad_begin) {
   using dt = dnnl::memory::data_type;
   const dnnl::memory::desc x = pd.src_desc(), y = pd.dst_desc();
-  if (!serial || algorithm != algo::pooling_max || kernel_dims.size() != 2) return std::nullopt;
+  if (algorithm != algo::pooling_max || kernel_dims.size() != 2) return std::nullopt;
   if (dilations[0] != 0 || dilations[1] != 0 || x.get_data_type() != y.get_data_type()) return std::nullopt;
   const dt type = x.get_data_type();
   if (type != dt::f32 && type != dt::u8 && type != dt::s8) return std::nullopt;
   const std::optional<LoopLayout> x_layout = loop_layout(x), y_layout = loop_layout(y);
   if (!x_layout || !y_layout || x.get_padded_dims()[1] != y.get_padded_dims()[1]) return std::nullopt;
   const dnnl::memory::dims in = x.get_dims(), out = y.get_dims();
+  if (in[0] * in[1] * in[2] * in[3] > kLoopPoolElements) return std::nullopt;
   // Both sides take each channel run the same way: equal blocks, or one block of all channels.
   if (x_layout->block != y_layout->block) return std::nullopt;
   return LoopMaxPool{.batch = in[0],
@@ -191,8 +192,7 @@ runtime::KernelChoice make_pool(const runtime::KernelQuery& query, algo algorith
                                                  kernel_dims, dilations, pad_begin, pad_end, attr);
   if (is_generic_impl(pd)) return {};
   kernel->pool = Prepared<dnnl::pooling_forward>(pd, flops);
-  kernel->loop =
-      loop_max_pool(pd, kernel->pool.serial, algorithm, kernel_dims, strides, dilations, pad_begin);
+  kernel->loop = loop_max_pool(pd, algorithm, kernel_dims, strides, dilations, pad_begin);
   runtime::KernelChoice choice;
   choice.output_layouts.resize(1);
   const dnnl::memory::desc y_stored =

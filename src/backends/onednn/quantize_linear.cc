@@ -10,7 +10,7 @@
 // half may round the other way), and adds the zero point before rounding, so an exact half goes
 // to the other neighbour when the zero point is odd.
 //
-// A tensor small enough to run on one thread (see kSerialFlops; a model's input at batch 1) is
+// A tiny tensor (kLoopQuantizeElements, loop_layout.h; a small model's input at batch 1) is
 // quantized by a plain loop instead, with the reference's arithmetic (ONNX's rounding): a oneDNN
 // call costs about 0.4 us of fixed overhead, which the 64 pixels of an 8x8 image take a hundredth
 // of.
@@ -22,6 +22,7 @@
 #include <optional>
 #include <vector>
 
+#include "backends/onednn/loop_layout.h"
 #include "backends/onednn/onednn_common.h"
 
 namespace kiln::onednn {
@@ -148,7 +149,7 @@ runtime::KernelChoice make_quantize_kernel(const runtime::KernelQuery& query) {
   choice.output_layouts.resize(1);
   kernel->y_desc = output_store(query, 0, written, choice.output_layouts[0]);
   kernel->y_unsigned = y_type == dt::u8;
-  if (kernel->reorder.serial && kernel->x_desc.get_ndims() <= static_cast<int>(kLoopRank) &&
+  if (x.shape.numel() <= kLoopQuantizeElements && kernel->x_desc.get_ndims() <= static_cast<int>(kLoopRank) &&
       kernel->y_desc.get_inner_nblks() == 0) {
     LoopShape& loop = kernel->loop.emplace();
     const dnnl::memory::dims x_strides = kernel->x_desc.get_strides(),
