@@ -9,12 +9,15 @@
 
 namespace kiln::onednn {
 
-// The largest tensors (elements) the plain loops take. They are scalar or 4-wide code (the build
-// targets baseline x86-64): about 0.25 ns per input element for max pooling, 1 ns per element for a
-// conversion and 3 ns for quantizing (a division and a rounding), measured on the digits CNN,
-// against a oneDNN call's fixed 0.3-0.5 us and its AVX-512 loops; these sizes are about where the
-// two cost the same.
+// The largest tensors (elements) the plain loops take. They are scalar or 16-byte vector code (the
+// build targets baseline x86-64): about 0.25 ns per input element for float32 max pooling, 1 ns per
+// element for a conversion and 3 ns for quantizing (a division and a rounding), measured on the
+// digits CNN, against a oneDNN call's fixed 0.3-0.5 us and its AVX-512 loops; these sizes are about
+// where the two cost the same. oneDNN's 8-bit pooling of channels-last values is slow for few
+// channels (3.5 us for 8x16x8x8 values, against 1.2 us in float32), so 8-bit pooling loops go
+// further.
 inline constexpr int64_t kLoopPoolElements = 2048;
+inline constexpr int64_t kLoop8BitPoolElements = 32768;
 inline constexpr int64_t kLoopCopyElements = 512;
 inline constexpr int64_t kLoopQuantizeElements = 128;
 

@@ -117,7 +117,8 @@ std::optional<LoopMaxPool> loop_max_pool(const dnnl::pooling_forward::primitive_
   const std::optional<LoopLayout> x_layout = loop_layout(x), y_layout = loop_layout(y);
   if (!x_layout || !y_layout || x.get_padded_dims()[1] != y.get_padded_dims()[1]) return std::nullopt;
   const dnnl::memory::dims in = x.get_dims(), out = y.get_dims();
-  if (in[0] * in[1] * in[2] * in[3] > kLoopPoolElements) return std::nullopt;
+  if (in[0] * in[1] * in[2] * in[3] > (type == dt::f32 ? kLoopPoolElements : kLoop8BitPoolElements))
+    return std::nullopt;
   // Both sides take each channel run the same way: equal blocks, or one block of all channels.
   if (x_layout->block != y_layout->block) return std::nullopt;
   return LoopMaxPool{.batch = in[0],
