@@ -56,11 +56,16 @@ struct LoopShape {
   size_t rank = 0;
   int64_t total = 1;
   std::array<int64_t, kLoopRank> dims{}, x_strides{}, y_strides{};
+  bool dense = false;  // both sides row-major over the same order: one flat loop
 };
 
 // y = saturate(round(x / scale) + zero) over `shape`.
 template <typename Q>
 void quantize_strided(const float* x, Q* y, const LoopShape& shape, float scale, int32_t zero) {
+  if (shape.dense) {
+    for (int64_t i = 0; i < shape.total; ++i) y[i] = saturate_round_float<Q>(x[i] / scale, zero);
+    return;
+  }
   std::array<int64_t, kLoopRank> index{};
   int64_t xo = 0, yo = 0;
   for (int64_t n = 0; n < shape.total; ++n) {
@@ -160,6 +165,14 @@ runtime::KernelChoice make_quantize_kernel(const runtime::KernelQuery& query) {
       loop.x_strides[d] = x_strides[d];
       loop.y_strides[d] = y_strides[d];
       loop.total *= dims[d];
+    }
+    // Dense when each axis of more than one element has the row-major stride on both sides.
+    loop.dense = true;
+    for (size_t d = loop.rank, stride = 1; d-- > 0;) {
+      if (dims[d] == 1) continue;
+      loop.dense = loop.dense && x_strides[d] == static_cast<int64_t>(stride) &&
+                   y_strides[d] == static_cast<int64_t>(stride);
+      stride *= static_cast<size_t>(dims[d]);
     }
   }
   choice.kernel = [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
