@@ -14,6 +14,12 @@
 // stage is checked against the original (include/kiln/accuracy.hpp); the last stage's
 // degradation is a warning above --warn-degradation (2 points) and an error (exit 1, the model
 // not written) above --max-degradation.
+//
+// Each stage is timed against the previous one in interleaved rounds (--rounds); a step that makes
+// the model slower than the stage before it (in every round, by more than the noise margin) at a
+// batch size gets a warning, and with --skip-slower a step that is slower at every batch size timed
+// is dropped: the model keeps the previous stage's graph and the next step starts from it.
+// --min-step-speedup asks more of a step than not being slower.
 #include <unistd.h>
 
 #include <filesystem>
@@ -50,7 +56,9 @@ struct OptimizeArgs {
   std::string calib_mode = "entropy";
   double max_degradation = -1, warn_degradation = 2.0;
   std::vector<std::string> fp32_ops, fp32_nodes;
-  int iterations = 20, threads = 0;
+  int iterations = 20, threads = 0, rounds = 5;
+  bool skip_slower = false;
+  double min_step_speedup = 1.0;
   int64_t channel_multiple = kDefaultChannelMultiple;
   std::vector<int64_t> bench_batches = {1, 8};
   std::string ort_python;
@@ -159,21 +167,36 @@ class Optimizer {
     const Predictor original = predictor(original_, "basic");
     table_.batches = args_.bench_batches;
     table_.rows.push_back({.stage = "original (fp32)",
-                           .ms = median_latencies(original, args_.bench_batches, args_.iterations),
                            .weight_bytes = weight_bytes(original_),
-                           .accuracy = original_accuracy(original)});
+                           .accuracy = original_accuracy(original),
+                           .vs_previous = "-"});
+    // The stage each step is timed against: the last one kept.
+    const Predictor* previous = &original;
+    std::string previous_stage = "the original";
+    std::optional<Predictor> kept;
     for (const Step& step : steps_) {
+      ModelState before = state();
       apply(step);
-      const Predictor stage = predictor(model_, run_at_level_all_ ? "all" : "basic");
-      StageRow row{.stage = "+ " + step.label(),
-                   .ms = median_latencies(stage, args_.bench_batches, args_.iterations),
-                   .weight_bytes = weight_bytes(model_)};
-      if (!args_.val.empty()) {
-        const accuracy::AccuracyReport report = validate(original, stage, step.label());
-        row.accuracy = accuracy_text(report);
-        last_report_ = report;
+      Predictor stage = predictor(model_, run_at_level_all_ ? "all" : "basic");
+      const std::vector<LatencyComparison> timing =
+          compare_latencies(*previous, stage, args_.bench_batches, calls_per_round(), args_.rounds);
+      if (table_.rows.size() == 1)
+        for (const LatencyComparison& c : timing) table_.rows[0].ms.push_back(c.before_ms);
+      StageRow row{.stage = "+ " + step.label(), .weight_bytes = weight_bytes(model_)};
+      for (const LatencyComparison& c : timing) row.ms.push_back(c.after_ms);
+      std::optional<accuracy::AccuracyReport> report;
+      if (!args_.val.empty()) report = validate(original, stage, step.label());
+      row.accuracy = report ? accuracy_text(*report) : "-";
+      const bool skip = args_.skip_slower && short_at_every_batch(timing);
+      row.vs_previous = vs_previous_text(timing, skip);
+      warn_if_short(step, previous_stage, timing, skip);
+      if (skip) {
+        restore(std::move(before));
       } else {
-        row.accuracy = "-";
+        if (report) last_report_ = report;
+        kept.emplace(std::move(stage));
+        previous = &*kept;
+        previous_stage = row.stage;
       }
       table_.rows.push_back(row);
     }
@@ -233,6 +256,76 @@ class Optimizer {
       run_at_level_all_ = true;  // the QDQ pairs become int8 kernels at opt level all
     }
     if (low_) model_ = convert_low();
+  }
+
+  // --iters split among the rounds, at least one call each.
+  int calls_per_round() const { return (args_.iterations + args_.rounds - 1) / args_.rounds; }
+
+  // What a step changes, so that a step dropped by --skip-slower can be undone.
+  struct ModelState {
+    graph::Graph model, before_low;
+    std::optional<std::string> low;
+    bool run_at_level_all;
+  };
+  ModelState state() const { return {model_.clone(), before_low_.clone(), low_, run_at_level_all_}; }
+  void restore(ModelState saved) {
+    model_ = std::move(saved.model);
+    before_low_ = std::move(saved.before_low);
+    low_ = std::move(saved.low);
+    run_at_level_all_ = saved.run_at_level_all;
+  }
+
+  // Whether a stage falls short of --min-step-speedup at every batch size that was timed.
+  bool short_at_every_batch(const std::vector<LatencyComparison>& timing) const {
+    bool measured = false;
+    for (const LatencyComparison& c : timing) {
+      if (c.speedups.empty()) continue;
+      if (!c.short_of(args_.min_step_speedup)) return false;
+      measured = true;
+    }
+    return measured;
+  }
+
+  // The stage's speedup over the previous one per batch size (the rounds' range), marked when short.
+  std::string vs_previous_text(const std::vector<LatencyComparison>& timing, bool skipped) const {
+    std::string text;
+    bool short_somewhere = false;
+    for (const LatencyComparison& c : timing) {
+      text += (text.empty() ? "" : ", ") + c.speedup_text();
+      short_somewhere |= c.short_of(args_.min_step_speedup);
+    }
+    if (skipped) return text + " (skipped)";
+    return short_somewhere ? text + " (" + short_word() + ")" : text;
+  }
+
+  std::string short_word() const {
+    if (args_.min_step_speedup == 1.0) return "slower";
+    std::ostringstream out;
+    out << "under " << args_.min_step_speedup << "x";
+    return out.str();
+  }
+
+  // A warning (stderr and under the table) naming the batch sizes where the step fell short.
+  void warn_if_short(const Step& step, const std::string& previous_stage,
+                     const std::vector<LatencyComparison>& timing, bool skipped) {
+    std::string where;
+    for (size_t i = 0; i < timing.size(); ++i) {
+      if (!timing[i].short_of(args_.min_step_speedup)) continue;
+      where += (where.empty() ? "" : ", ") + std::string("batch ") + std::to_string(args_.bench_batches[i]) +
+               " (" + timing[i].speedup_text() + ")";
+    }
+    if (where.empty()) return;
+    std::ostringstream out;
+    out << "warning: step " << step.label();
+    if (args_.min_step_speedup == 1.0)
+      out << " made the model slower than " << previous_stage;
+    else
+      out << " sped the model up less than " << args_.min_step_speedup << "x over " << previous_stage;
+    out << " at " << where << " in " << args_.rounds << " interleaved rounds; "
+        << (skipped ? "skipped (--skip-slower): the model keeps the previous stage's graph"
+                    : "--skip-slower drops such a step");
+    std::cerr << "kiln: " << out.str() << "\n";
+    table_.warnings.push_back(out.str());
   }
 
   graph::Graph convert_low() const {
@@ -309,8 +402,11 @@ class Optimizer {
     std::ofstream out(args_.report);
     if (!out) throw Error(ErrorCode::kIo, "--report: cannot write '" + args_.report + "'");
     out << "# kiln optimize " << fs::path(args_.model).filename().string() << "\n\nSteps: " << args_.steps
-        << ". Median latency over " << args_.iterations << " calls per batch size, " << num_threads()
-        << " threads; speedup over the original; weights: bytes of initializers";
+        << ". Median latency per batch size, " << num_threads()
+        << " threads, each stage timed against the previous one in " << args_.rounds
+        << " interleaved rounds of " << calls_per_round()
+        << " calls; speedup over the original and (per round, per batch size) over the previous "
+           "stage; weights: bytes of initializers";
     if (!args_.val.empty())
       out << "; accuracy on " << args_.val
           << (labels_.empty() ? " against the original's outputs" : " with labels");
@@ -358,7 +454,20 @@ void add_optimize_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--fp32-op", args->fp32_ops, "bf16/fp16: keep this op type in fp32 too (repeatable)");
   cmd->add_option("--fp32-node", args->fp32_nodes, "bf16/fp16: keep this node in fp32 (repeatable)");
-  cmd->add_option("--iters", args->iterations, "timed calls per stage and batch size")
+  cmd->add_option("--iters", args->iterations,
+                  "timed calls per stage and batch size (at least one per round)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--rounds", args->rounds,
+                  "interleaved rounds timing each stage against the previous one (--iters calls split "
+                  "among them)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--skip-slower", args->skip_slower,
+                "drop a step that makes the model slower than the previous stage at every batch size "
+                "timed (the previous stage's graph is kept)");
+  cmd->add_option("--min-step-speedup", args->min_step_speedup,
+                  "the speedup over the previous stage below which a step counts as slower")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--bench-batches", args->bench_batches, "batch sizes timed per stage")

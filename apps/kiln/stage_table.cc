@@ -43,6 +43,7 @@ std::vector<std::string> cells(const StageRow& row, const StageRow& original) {
     const double base = i < original.ms.size() ? original.ms[i] : -1;
     out.push_back(row.ms[i] > 0 && base > 0 ? fixed(base / row.ms[i], 2) + "x" : "-");
   }
+  out.push_back(row.vs_previous.empty() ? "-" : row.vs_previous);
   out.push_back(bytes_text(row.weight_bytes));
   out.push_back(row.accuracy);
   return out;
@@ -52,6 +53,7 @@ std::vector<std::string> header(const std::vector<int64_t>& batches) {
   std::vector<std::string> out{"stage"};
   for (int64_t b : batches) out.push_back("ms b" + std::to_string(b));
   for (int64_t b : batches) out.push_back("speedup b" + std::to_string(b));
+  out.push_back("vs previous");
   out.push_back("weights");
   out.push_back("accuracy");
   return out;
@@ -62,6 +64,22 @@ std::vector<std::vector<std::string>> all_cells(const StageTable& table) {
   for (const StageRow& row : table.rows) out.push_back(cells(row, table.rows.front()));
   if (!table.onnxruntime.stage.empty()) out.push_back(cells(table.onnxruntime, table.rows.front()));
   return out;
+}
+
+// Times `calls` calls of the predictor on `inputs`, appending each call's milliseconds to `ms`.
+void timed_calls(const Predictor& predictor, const std::vector<Tensor>& inputs, int calls,
+                 std::vector<double>& ms) {
+  for (int i = 0; i < calls; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    predictor.predict(inputs);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+}
+
+double median(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
+                   values.end());
+  return values[values.size() / 2];
 }
 
 std::string run_and_read(const std::string& command, int& status) {
@@ -91,25 +109,42 @@ int64_t weight_bytes(const graph::Graph& g) {
   return bytes;
 }
 
-std::vector<double> median_latencies(const Predictor& predictor, const std::vector<int64_t>& batches,
-                                     int iterations) {
-  std::vector<double> out;
+bool LatencyComparison::short_of(double min_speedup) const {
+  if (speedups.empty()) return false;
+  return std::all_of(speedups.begin(), speedups.end(),
+                     [&](double s) { return s < min_speedup / (1 + kNoise); });
+}
+
+std::string LatencyComparison::speedup_text() const {
+  if (speedups.empty()) return "-";
+  const auto [low, high] = std::minmax_element(speedups.begin(), speedups.end());
+  const std::string low_text = fixed(*low, 2), high_text = fixed(*high, 2);
+  return low_text + (high_text != low_text ? "-" + high_text : "") + "x";
+}
+
+std::vector<LatencyComparison> compare_latencies(const Predictor& before, const Predictor& after,
+                                                 const std::vector<int64_t>& batches, int calls, int rounds) {
+  std::vector<LatencyComparison> out;
   for (int64_t batch : batches) {
-    if (!batch_fits(predictor, batch)) {
-      out.push_back(-1);
-      continue;
+    LatencyComparison& c = out.emplace_back();
+    if (!batch_fits(before, batch) || !batch_fits(after, batch)) continue;
+    const std::vector<Tensor> before_inputs = make_inputs(before, {}, {}, batch);
+    const std::vector<Tensor> after_inputs = make_inputs(after, {}, {}, batch);
+    for (int i = 0; i < 3; ++i) {
+      before.predict(before_inputs);
+      after.predict(after_inputs);
     }
-    const std::vector<Tensor> inputs = make_inputs(predictor, {}, {}, batch);
-    for (int i = 0; i < 3; ++i) predictor.predict(inputs);
-    std::vector<double> ms;
-    for (int i = 0; i < iterations; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      predictor.predict(inputs);
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    std::vector<double> all_before, all_after;
+    for (int r = 0; r < rounds; ++r) {
+      std::vector<double> round_before, round_after;
+      timed_calls(before, before_inputs, calls, round_before);
+      timed_calls(after, after_inputs, calls, round_after);
+      c.speedups.push_back(median(round_before) / median(round_after));
+      all_before.insert(all_before.end(), round_before.begin(), round_before.end());
+      all_after.insert(all_after.end(), round_after.begin(), round_after.end());
     }
-    std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
-    out.push_back(ms[ms.size() / 2]);
+    c.before_ms = median(all_before);
+    c.after_ms = median(all_after);
   }
   return out;
 }
@@ -154,8 +189,7 @@ StageRow onnxruntime_row(const Predictor& original, const std::vector<int64_t>& 
       note = "ONNX Runtime row skipped: the runner failed (" + out.substr(0, 400) + ")";
       return {};
     }
-    std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
-    row.ms.push_back(ms[ms.size() / 2]);
+    row.ms.push_back(median(ms));
   }
   return row;
 }
@@ -182,6 +216,7 @@ std::string StageTable::to_text() const {
     }
   }
   if (!onnxruntime_note.empty()) out << onnxruntime_note << "\n";
+  for (const std::string& warning : warnings) out << warning << "\n";
   return out.str();
 }
 
@@ -200,6 +235,8 @@ std::string StageTable::to_markdown() const {
     }
   }
   if (!onnxruntime_note.empty()) out << "\n" << onnxruntime_note << "\n";
+  if (!warnings.empty()) out << "\n";
+  for (const std::string& warning : warnings) out << "- " << warning << "\n";
   return out.str();
 }
 

@@ -1,6 +1,7 @@
 // The stage table of `kiln optimize`: per stage, the median latency at batch 1 and 8, the
-// speedup over the original, the bytes of weights and the accuracy change; ONNX Runtime on the
-// original model as a reference row. Printed as text and written as Markdown.
+// speedup over the original and over the previous stage (timed interleaved with it), the bytes of
+// weights and the accuracy change; ONNX Runtime on the original model as a reference row; warnings
+// under it. Printed as text and written as Markdown.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,8 @@ struct StageRow {
   std::string stage;
   std::vector<double> ms;  // median ms per batch size of the table; < 0: not measured
   int64_t weight_bytes = -1;
-  std::string accuracy;  // the accuracy column's text
+  std::string accuracy;     // the accuracy column's text
+  std::string vs_previous;  // the speedup over the previous stage, timed interleaved with it
 };
 
 struct StageTable {
@@ -24,6 +26,7 @@ struct StageTable {
   std::vector<StageRow> rows;    // rows[0]: the original model
   StageRow onnxruntime;          // empty stage: not run
   std::string onnxruntime_note;
+  std::vector<std::string> warnings;  // printed under the table ("warning: ...")
 
   std::string to_text() const;
   std::string to_markdown() const;
@@ -32,10 +35,25 @@ struct StageTable {
 // The bytes of the graph's initializers.
 int64_t weight_bytes(const graph::Graph& g);
 
-// Median latency (ms) of `predictor` at each of `batches` (random inputs, fixed seed), after
-// warm-up calls; -1 where a fixed batch dimension of the model rules a batch out.
-std::vector<double> median_latencies(const Predictor& predictor, const std::vector<int64_t>& batches,
-                                     int iterations);
+// Two stages timed against each other at one batch size, in interleaved rounds (a round times the
+// earlier stage, then the later one), so that load that comes and goes hits both alike.
+struct LatencyComparison {
+  double before_ms = -1, after_ms = -1;  // medians over all rounds' calls; -1: the batch does not fit
+  std::vector<double> speedups;          // per round: the earlier stage's median / the later one's
+
+  // A change within this share of the time is noise on a shared machine.
+  static constexpr double kNoise = 0.05;
+  // Whether the later stage falls short of `min_speedup` (1: "is slower") beyond noise: every
+  // round's speedup is below min_speedup / (1 + kNoise). False when not measured.
+  bool short_of(double min_speedup) const;
+  // The rounds' speedups as text: "0.62x" or "0.55-0.71x".
+  std::string speedup_text() const;
+};
+
+// `before` and `after` at each of `batches`: `rounds` rounds of `calls` timed calls each (after
+// warm-up calls), interleaved.
+std::vector<LatencyComparison> compare_latencies(const Predictor& before, const Predictor& after,
+                                                 const std::vector<int64_t>& batches, int calls, int rounds);
 
 // ONNX Runtime on `onnx_path` through bench/runtimes/runner.py with `python` (threads as Kiln's):
 // the row, or a row with an empty stage and `note` saying why it was skipped.

@@ -1,7 +1,8 @@
 // oneDNN's pooling kernels against the reference kernels: MaxPool and AveragePool over 1 to 3
 // spatial axes with strides, pads, SAME and VALID padding, ceil_mode and count_include_pad,
 // global pooling of any rank, bfloat16 and float16, the gradients MaxPoolGrad and AveragePoolGrad,
-// and the cases left to the reference kernel.
+// small max poolings (the plain loops) in the blocked layout a convolution leaves, and the cases
+// left to the reference kernel.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -34,6 +35,9 @@ const std::vector<PoolCase>& window_cases() {
       {{1, 3, 6, 7, 8},
        {{"kernel_shape", Ints{2, 3, 2}}, {"strides", Ints{2, 2, 1}}, {"pads", Ints{1, 0, 1, 0, 1, 0}}}},
       {{1, 17, 10, 10}, {{"kernel_shape", Ints{5, 5}}, {"strides", Ints{3, 3}}, {"pads", Ints{2, 2, 2, 2}}}},
+      // Large enough for two threads: the primitive rather than the plain loops of small ones.
+      {{2, 32, 112, 112},
+       {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
   };
   return cases;
 }
@@ -127,6 +131,39 @@ TEST(OnednnPool, LowPrecisionTypes) {
   }
   compare("GlobalAveragePool", {}, {{random_tensor({2, 32, 7, 7}, rng, -1.f, 1.f, DType::kBFloat16)}},
           CompareOptions{.tolerance = 1e-2});
+}
+
+// Conv (23 channels, which the blocked layout pads to 32) -> MaxPool -> Conv: the pooling reads and
+// writes the channel-blocked layout in its plain loops, padding included, with pads and ceil_mode.
+TEST(OnednnPool, SmallMaxPoolingsInTheBlockedLayoutOfAConvolution) {
+  std::mt19937 rng(37);
+  for (const AttrMap& window :
+       {AttrMap{{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}, AttrMap{{"kernel_shape", Ints{3, 3}},
+                                                                                {"strides", Ints{2, 2}},
+                                                                                {"pads", Ints{1, 1, 0, 0}},
+                                                                                {"ceil_mode", 1}}}) {
+    graph::Graph g;
+    graph::Value* x = g.add_input("x", ops::TensorInfo{DType::kFloat32, Shape{1, 3, 7, 7}});
+    graph::Value* c1 = g.add_node("Conv",
+                                  {x, g.add_initializer("w1", random_tensor({23, 3, 3, 3}, rng)),
+                                   g.add_initializer("b1", random_tensor({23}, rng))},
+                                  {{"pads", Ints{1, 1, 1, 1}}}, "c1")
+                           ->outputs[0];
+    graph::Node* pool = g.add_node("MaxPool", {c1}, window, "pool");
+    g.add_output(g.add_node("Conv",
+                            {pool->outputs[0], g.add_initializer("w2", random_tensor({8, 23, 1, 1}, rng))},
+                            {}, "c2")
+                     ->outputs[0]);
+    g.infer_shapes();
+    const auto fast = runtime::compile(g, {.providers = {onednn_provider()}});
+    ASSERT_EQ(fast->steps.size(), 3u) << "a conversion around the pooling";
+    ASSERT_NE(fast->values.at(static_cast<size_t>(fast->steps[1].inputs[0])).layout, nullptr);
+    const Tensor input = random_tensor({1, 3, 7, 7}, rng);
+    const auto got = runtime::Executor(fast).run({input})[0].to_vector<float>();
+    const auto want = runtime::Executor(runtime::compile(g)).run({input})[0].to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "element " << i;
+  }
 }
 
 TEST(OnednnPool, WhatOneDnnDoesNotCoverStaysWithTheReference) {

@@ -1,8 +1,9 @@
-// oneDNN's QuantizeLinear (a reorder with the scale and zero point) against the reference kernel:
-// 1-D to 4-D shapes with odd sizes, uint8 and int8 with and without zero points, values beyond
-// the 8-bit range (saturation), exact halves (rounding half to even; one step off with an odd zero
-// point, see src/backends/onednn/quantize_linear.cc), and a 4-D output written channels last for
-// the int8 kernels that read it.
+// oneDNN's QuantizeLinear (a reorder with the scale and zero point; a plain loop for tiny tensors)
+// against the reference kernel: 1-D to 4-D shapes with odd sizes, uint8 and
+// int8 with and without zero points, values beyond the 8-bit range (saturation), exact halves
+// (rounding half to even; the reorder is one step off with an odd zero point, the loop exact, see
+// src/backends/onednn/quantize_linear.cc), and a 4-D output written channels last for the int8
+// kernels that read it.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -35,9 +36,25 @@ graph::Graph quantize_graph(const Shape& shape, float scale, std::optional<Tenso
   return g;
 }
 
+// Past kSerialFlops / kFlopsPerStreamedElement elements a tensor goes through a reorder on two
+// threads.
+const Shape kReorderShape{1, 8, 256, 257};
+
+TEST(OnednnQuantizeLinear, SmallTensorsAreExactlyTheReference) {
+  std::mt19937 rng(23);
+  // At most kLoopQuantizeElements elements.
+  for (const Shape& shape : std::vector<Shape>{{7}, {3, 5}, {2, 3, 9}, {1, 3, 5, 7}, {2, 2, 4, 4}}) {
+    for (const Tensor& zero : {Tensor::scalar(131, DType::kUInt8), Tensor::scalar(-5, DType::kInt8)}) {
+      const auto [got, want] =
+          run_both(quantize_graph(shape, 0.0213f, zero), random_tensor(shape, rng, -3.f, 3.f));
+      ASSERT_EQ(got, want) << "shape " << shape;
+    }
+  }
+}
+
 TEST(OnednnQuantizeLinear, AgreesWithTheReference) {
   std::mt19937 rng(21);
-  const std::vector<Shape> shapes{{7}, {3, 5}, {2, 3, 9}, {1, 3, 11, 13}, {2, 5, 4, 6}};
+  const std::vector<Shape> shapes{{7}, {3, 5}, {2, 3, 9}, {1, 3, 11, 13}, {2, 5, 4, 6}, kReorderShape};
   const std::vector<std::optional<Tensor>> zero_points{
       std::nullopt, Tensor::scalar(0, DType::kUInt8), Tensor::scalar(131, DType::kUInt8),
       Tensor::scalar(0, DType::kInt8), Tensor::scalar(-5, DType::kInt8)};
@@ -54,16 +71,16 @@ TEST(OnednnQuantizeLinear, AgreesWithTheReference) {
         ASSERT_NEAR(got[i], want[i], 1.0) << "shape " << shape << " element " << i;
         differing += got[i] != want[i];
       }
-      EXPECT_LE(differing, 1) << "shape " << shape;
+      EXPECT_LE(differing, 1 + shape.numel() / 10000) << "shape " << shape;
     }
   }
 }
 
 TEST(OnednnQuantizeLinear, RoundsHalvesToEvenWithAnEvenZeroPoint) {
   // A power-of-two scale has an exact reciprocal: x = k / 8 with scale 1/4 gives exact halves.
-  const Shape shape{1, 2, 5, 41};
+  const Shape shape = kReorderShape;
   std::vector<float> values(static_cast<size_t>(shape.numel()));
-  for (size_t i = 0; i < values.size(); ++i) values[i] = (static_cast<float>(i) - 200.f) / 8.f;
+  for (size_t i = 0; i < values.size(); ++i) values[i] = (static_cast<float>(i % 401) - 200.f) / 8.f;
   for (const Tensor& zero : {Tensor::scalar(4, DType::kUInt8), Tensor::scalar(-6, DType::kInt8)}) {
     const auto [got, want] = run_both(quantize_graph(shape, 0.25f, zero), Tensor::from_vector(values, shape));
     for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "x = " << values[i];

@@ -4,8 +4,10 @@
 // is reordered into its layout once at compile time (one computed at run time, as in training, on
 // each call), and the output is left in the primitive's layout for the next kernel
 // (runtime::ValueLayout) unless it is a graph output. An input stored in another layout than the
-// primitive reads is reordered on each call. FusedConv's residual is accumulated in place when the
-// plan gives the output its buffer.
+// primitive reads is reordered on each call; a convolution small enough for one thread first asks
+// for a primitive that reads the input as it is stored, since for it that per-call reorder (a
+// oneDNN call of fixed cost) can take longer than the convolution gains from its favourite layout.
+// FusedConv's residual is accumulated in place when the plan gives the output its buffer.
 #include <cstring>
 #include <memory>
 
@@ -94,19 +96,30 @@ runtime::KernelChoice make_conv_kernel(const runtime::KernelQuery& query) {
   const dnnl::memory::desc x_any(to_dims(x.shape), type, tag::any);
   const dnnl::memory::desc y_any(to_dims(y.shape), type, tag::any);
   const dnnl::memory::desc w_any(w_dims, type, tag::any);
-  dnnl::convolution_forward::primitive_desc pd;
-  try {
-    if (kernel->has_bias) {
-      kernel->bias_desc = plain_desc(input_info(node, 2).shape, input_info(node, 2).dtype);
-      pd = dnnl::convolution_forward::primitive_desc(
-          cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
-          kernel->bias_desc, y_any, geometry->strides, geometry->dilations, geometry->pad_begin,
+  if (kernel->has_bias) kernel->bias_desc = plain_desc(input_info(node, 2).shape, input_info(node, 2).dtype);
+  const auto make_pd = [&](const dnnl::memory::desc& x_desc) {
+    if (kernel->has_bias)
+      return dnnl::convolution_forward::primitive_desc(
+          cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_desc,
+          w_any, kernel->bias_desc, y_any, geometry->strides, geometry->dilations, geometry->pad_begin,
           geometry->pad_end, attr);
-    } else {
-      pd = dnnl::convolution_forward::primitive_desc(
-          cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_any, w_any,
-          y_any, geometry->strides, geometry->dilations, geometry->pad_begin, geometry->pad_end, attr);
+    return dnnl::convolution_forward::primitive_desc(
+        cpu_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x_desc, w_any,
+        y_any, geometry->strides, geometry->dilations, geometry->pad_begin, geometry->pad_end, attr);
+  };
+  create_for(geometry->flops);
+  dnnl::convolution_forward::primitive_desc pd;
+  if (geometry->flops < kSerialFlops && query.input_layouts[0] != nullptr &&
+      x_stored->get_data_type() == type) {
+    try {
+      pd = make_pd(*x_stored);
+      if (is_generic_impl(pd)) pd = {};
+    } catch (const dnnl::error&) {
+      pd = {};  // no implementation reads that layout: the primitive's own, through the port
     }
+  }
+  try {
+    if (!pd) pd = make_pd(x_any);
   } catch (const dnnl::error&) {
     return {};  // a post-op chain no implementation takes stays with the reference kernel
   }

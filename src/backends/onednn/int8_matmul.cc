@@ -33,6 +33,9 @@ std::optional<Int8Matmul> make_int8_matmul(const ops::TensorInfo& a, DType a_dty
   m.has_bias = has_bias;
   const dnnl::memory::desc b_any(b_dims, dt::s8, tag::any);
   dnnl::matmul::primitive_desc pd;
+  double flops = 2.0 * static_cast<double>(b.shape()[0]);
+  for (int64_t d : y.shape) flops *= static_cast<double>(d);
+  create_for(flops);
   try {
     if (has_bias) {
       m.bias_desc = plain_desc(Shape(bias_dims), DType::kFloat32);
@@ -44,8 +47,6 @@ std::optional<Int8Matmul> make_int8_matmul(const ops::TensorInfo& a, DType a_dty
     return std::nullopt;  // a combination oneDNN has no int8 implementation of
   }
   if (is_generic_impl(pd)) return std::nullopt;
-  double flops = 2.0 * static_cast<double>(b.shape()[0]);
-  for (int64_t d : y.shape) flops *= static_cast<double>(d);
   m.matmul = Prepared<dnnl::matmul>(pd, flops);
   m.b_desc = pd.weights_desc();
   m.weights = prepare_constant(wrap(plain_desc(Shape(b_dims), DType::kInt8), b), m.b_desc);

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string_view>
 
+#include "backends/onednn/loop_layout.h"
 #include "kiln/error.hpp"
 #include "kiln/storage.hpp"
 #include "kiln/threading.hpp"
@@ -152,10 +153,16 @@ dnnl::stream& thread_stream() {
 
 }  // namespace
 
+void create_for(double flops) {
+  omp_set_num_threads(flops < kSerialFlops ? 1 : num_threads());
+}
+
 Reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  const double flops = streamed_flops(from);
+  create_for(flops);
   return {from, to,
           Prepared<dnnl::reorder>(
-              dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to, base_attr()))};
+              dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to, base_attr()), flops)};
 }
 
 dnnl::memory prepare_constant(const dnnl::memory& source, const dnnl::memory::desc& desc) {
@@ -284,10 +291,9 @@ bool OnednnLayout::same_as(const runtime::ValueLayout& other) const {
 }
 
 runtime::KernelChoice OnednnLayout::to_row_major() const {
-  auto conversion =
-      std::make_shared<Reorder>(make_reorder(desc_, plain_desc(logical_.shape, logical_.dtype)));
+  auto conversion = std::make_shared<ToRowMajor>(desc_, plain_desc(logical_.shape, logical_.dtype));
   return {[conversion](ops::KernelContext& ctx) {
-            reorder(ctx, *conversion, ctx.input(0).raw_data(), ctx.output(0).raw_data());
+            conversion->run(ctx, ctx.input(0).raw_data(), ctx.output(0).raw_data());
           },
           {},
           [] { return std::make_unique<PrimitiveBindings>(); }};

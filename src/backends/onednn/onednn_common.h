@@ -76,7 +76,15 @@ inline double streamed_flops(const dnnl::memory::desc& desc) {
   return elements * kFlopsPerStreamedElement;
 }
 
-// A primitive with its descriptor, made once at compile time; `serial`: run it on one thread.
+// Makes the primitive descriptors created next on this thread for the team a primitive of `flops`
+// runs with: one thread below kSerialFlops, else Kiln's count. oneDNN's JIT convolutions and
+// matmuls split their work for the thread count OpenMP reports when the descriptor is made and
+// start that many threads on every call, whatever the count at the call, so a serial one must be
+// created for one thread (a kernel provider resets the count before each kernel maker).
+void create_for(double flops);
+
+// A primitive with its descriptor, made once at compile time; `serial`: run it on one thread. The
+// descriptor of a serial one is created after create_for(flops) (see above).
 template <typename P>
 struct Prepared {
   typename P::primitive_desc pd;
