@@ -13,6 +13,7 @@
 
 #include "graph/evaluate.h"
 #include "graph/pass_manager.h"
+#include "graph/passes/passes.h"
 
 namespace kiln::graph::testing {
 
@@ -78,6 +79,19 @@ inline bool run_pass(Pass pass, Graph& g) {
   PassManager pm(options);
   pm.add(std::move(pass));
   return pm.run(g);
+}
+
+// Expands `fused` back into standard ops (expand_fused_ops, what ONNX export does) and expects no
+// `fused_op` left, `count` nodes of `standard_op`, and the outputs of `reference`. Returns the
+// expanded graph for further checks.
+inline Graph expect_expands_back(const Graph& reference, const Graph& fused, const std::string& fused_op,
+                                 const std::string& standard_op, size_t count, double atol, double rtol) {
+  Graph expanded = fused.clone();
+  EXPECT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
+  EXPECT_EQ(count_op(expanded, fused_op), 0u);
+  EXPECT_EQ(count_op(expanded, standard_op), count);
+  expect_same_outputs(reference, expanded, atol, rtol);
+  return expanded;
 }
 
 }  // namespace kiln::graph::testing

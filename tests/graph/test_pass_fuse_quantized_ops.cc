@@ -15,6 +15,7 @@ namespace kiln::graph {
 namespace {
 
 using testing::count_op;
+using testing::expect_expands_back;
 using testing::expect_same_outputs;
 using testing::out0;
 using testing::run_pass;
@@ -100,12 +101,8 @@ TEST(FuseQuantizedOps, QdqChainsBecomeInt8Ops) {
     // move an 8-bit value by one step (0.05).
     expect_same_outputs(before, after, 0.0501, 0);
     // And back into the QDQ form, for ONNX files.
-    Graph expanded = after.clone();
-    ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
-    EXPECT_EQ(count_op(expanded, "FusedQLinearConv"), 0u);
+    const Graph expanded = expect_expands_back(before, after, "FusedQLinearConv", "Conv", 2, 0.0501, 0);
     EXPECT_EQ(count_op(expanded, "FusedConv"), 0u);
-    EXPECT_EQ(count_op(expanded, "Conv"), 2u);
-    expect_same_outputs(before, expanded, 0.0501, 0);
   }
 }
 
@@ -136,11 +133,7 @@ TEST(FuseQuantizedOps, AveragePoolingBecomesInt8) {
   EXPECT_EQ(count_op(after, "QuantizeLinear"), 1u);  // the input's
   // The global mean as one window sums in another order: one 8-bit step at most.
   expect_same_outputs(g, after, 0.0111, 0);
-  Graph expanded = after.clone();
-  ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
-  EXPECT_EQ(count_op(expanded, "FusedQLinearAveragePool"), 0u);
-  EXPECT_EQ(count_op(expanded, "AveragePool"), 2u);
-  expect_same_outputs(g, expanded, 0.0111, 0);
+  expect_expands_back(g, after, "FusedQLinearAveragePool", "AveragePool", 2, 0.0111, 0);
 }
 
 // ONNX Runtime's residual: the Conv's output quantized and dequantized before the Add (and a
@@ -166,11 +159,7 @@ TEST(FuseQuantizedOps, RequantizedResidualAsOnnxRuntimeWritesIt) {
   EXPECT_EQ(count_op(after, "FusedQLinearConv"), 1u);
   for (const char* gone : {"Conv", "Add", "Relu"}) EXPECT_EQ(count_op(after, gone), 0u) << gone;
   expect_same_outputs(g, after, 0.0501, 0);
-  Graph expanded = after.clone();
-  ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
-  EXPECT_EQ(count_op(expanded, "FusedQLinearConv"), 0u);
-  EXPECT_EQ(count_op(expanded, "Add"), 1u);
-  expect_same_outputs(g, expanded, 0.0501, 0);
+  expect_expands_back(g, after, "FusedQLinearConv", "Add", 1, 0.0501, 0);
 }
 
 // An int8 weight quantized along `axis` (values in [-127, 127], scales 0.002 * (1 + index)).
@@ -212,11 +201,7 @@ TEST(FuseQuantizedOps, MatMulAndGemmBecomeInt8Products) {
   EXPECT_EQ(count_op(after, "FusedQLinearMatMul"), 2u);
   for (const char* gone : {"MatMul", "Gemm", "Add", "Relu"}) EXPECT_EQ(count_op(after, gone), 0u) << gone;
   expect_same_outputs(g, after, 0.05 * 8 * 0.02 * 127, 0);  // a step of h moves y by at most this
-  Graph expanded = after.clone();
-  ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
-  EXPECT_EQ(count_op(expanded, "FusedQLinearMatMul"), 0u);
-  EXPECT_EQ(count_op(expanded, "MatMul"), 2u);
-  expect_same_outputs(g, expanded, 0.05 * 8 * 0.02 * 127, 0);
+  expect_expands_back(g, after, "FusedQLinearMatMul", "MatMul", 2, 0.05 * 8 * 0.02 * 127, 0);
 }
 
 // YOLOv5's convolutions: Conv -> SiLU (x * Sigmoid(x)) -> Q, and HardSwish and LeakyRelu, each
@@ -252,11 +237,7 @@ TEST(FuseQuantizedOps, SiluHardSwishAndLeakyReluJoinTheInt8Convolution) {
   EXPECT_EQ(activations, (std::set<std::string>{"SiLU", "HardSwish", "LeakyRelu"}));
   // Float rounding may move an 8-bit value by one step (0.01) in each layer.
   expect_same_outputs(g, after, 0.0301, 0);
-  Graph expanded = after.clone();
-  ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
-  EXPECT_EQ(count_op(expanded, "FusedQLinearConv"), 0u);
-  EXPECT_EQ(count_op(expanded, "Sigmoid"), 1u);
-  expect_same_outputs(g, expanded, 0.0301, 0);
+  expect_expands_back(g, after, "FusedQLinearConv", "Sigmoid", 1, 0.0301, 0);
 }
 
 // YOLOv5's bottleneck: QDQ(skip) + SiLU(Conv(...)) -> Q, the residual added after the activation.
@@ -277,11 +258,7 @@ TEST(FuseQuantizedOps, ResidualAfterTheActivation) {
   EXPECT_EQ(count_op(after, "FusedQLinearConv"), 1u);
   for (const char* gone : {"Conv", "Sigmoid", "Mul", "Add"}) EXPECT_EQ(count_op(after, gone), 0u) << gone;
   expect_same_outputs(g, after, 0.0501, 0);
-  Graph expanded = after.clone();
-  ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
-  EXPECT_EQ(count_op(expanded, "FusedQLinearConv"), 0u);
-  EXPECT_EQ(count_op(expanded, "Add"), 1u);
-  expect_same_outputs(g, expanded, 0.0501, 0);
+  expect_expands_back(g, after, "FusedQLinearConv", "Add", 1, 0.0501, 0);
 }
 
 // A chain that ends in float (Conv -> Relu, read by a float op): the Relu goes with the Conv and
