@@ -16,8 +16,7 @@ float dot(const float* x, const float* y, int64_t n) {
   for (; i + kLanes <= n; i += kLanes)
     for (int64_t l = 0; l < kLanes; ++l) partial[l] += x[i + l] * y[i + l];
   for (; i < n; ++i) partial[i % kLanes] += x[i] * y[i];
-  // Halving, not one running sum: 4 dependent vector additions instead of 16 scalar ones, which
-  // would cost more than the products for a short row.
+  // The partial sums pairwise, in halves, which the compiler also keeps in vector registers.
   for (int64_t width = kLanes / 2; width > 0; width /= 2)
     for (int64_t l = 0; l < width; ++l) partial[l] += partial[l + width];
   return partial[0];

@@ -12,9 +12,10 @@
 
 namespace kiln::onednn {
 
-// The most multiply-adds (M * N * K) the loop takes. It is whatever vector code the compiler makes
-// for the baseline x86-64 target, about 4x slower per multiply-add than oneDNN's AVX-512 kernels;
-// at this size the two cost about the same on the digits CNN's machine (see docs/BENCHMARKS.md).
+// The most multiply-adds (M * N * K) the loop takes. It is the compiler's vector code for the
+// baseline x86-64 target, about 12-20 GMAC/s, against oneDNN's AVX-512 kernels and their 0.7-1.0 us
+// of fixed cost per call: measured on the digits CNN and the MLP (docs/BENCHMARKS.md), the loop
+// wins at 8192 (128x64 at batch 1) and loses at 32768 (256x128 at batch 1, 64x64 at batch 8).
 inline constexpr int64_t kLoopMatmulMacs = 16384;
 
 // alpha * A B + addend, then an activation, with a constant B copied row-major once. Made by
