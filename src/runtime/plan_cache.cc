@@ -1,6 +1,8 @@
 // The LRU plan cache with per-key single compilation and per-plan Executor pools.
 #include "runtime/plan_cache.h"
 
+#include <optional>
+
 #include "kiln/error.hpp"
 
 namespace kiln::runtime {
@@ -16,7 +18,8 @@ size_t PlanCache::size() const {
 
 std::shared_ptr<PlanCache::Entry> PlanCache::find_or_compile(const std::string& key,
                                                              const CompileFn& compile) {
-  std::promise<std::shared_ptr<const Plan>> promise;
+  // Made only on a miss: a promise allocates its shared state, a cost a cached run need not pay.
+  std::optional<std::promise<std::shared_ptr<const Plan>>> promise;
   std::shared_ptr<Entry> entry;
   bool compiles_here = false;
   {
@@ -26,7 +29,7 @@ std::shared_ptr<PlanCache::Entry> PlanCache::find_or_compile(const std::string& 
       entry = it->second;
     } else {
       entry = std::make_shared<Entry>();
-      entry->plan = promise.get_future().share();
+      entry->plan = promise.emplace().get_future().share();
       recency_.push_front(key);
       entry->recency = recency_.begin();
       entries_.emplace(key, entry);
@@ -42,9 +45,9 @@ std::shared_ptr<PlanCache::Entry> PlanCache::find_or_compile(const std::string& 
     return entry;
   }
   try {
-    promise.set_value(compile());
+    promise->set_value(compile());
   } catch (...) {
-    promise.set_exception(std::current_exception());  // callers waiting on this key see the error
+    promise->set_exception(std::current_exception());  // callers waiting on this key see the error
     std::lock_guard lock(mutex_);
     if (auto it = entries_.find(key); it != entries_.end() && it->second == entry) {
       recency_.erase(entry->recency);

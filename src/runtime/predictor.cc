@@ -42,6 +42,9 @@ struct Predictor::Impl {
   std::vector<TensorSpec> inputs, outputs;
   // Per graph input: the position among `inputs`, or -1 for an input that is an initializer.
   std::vector<int> feed_from;
+  // True when no graph input is an initializer: the caller's inputs are the feed as they are,
+  // without a copy of the vector (an allocation per call, a visible cost for a tiny model).
+  bool feeds_given = true;
   mutable runtime::PlanCache plans;  // thread-safe; filled by const predict() calls
   runtime::CompileOptions compile_options;
   graph::OptLevel level = graph::OptLevel::kNone;
@@ -79,11 +82,6 @@ struct Predictor::Impl {
       if (!inputs[k].known) key += dtype_name(given[k].dtype());
       key += ';';
     }
-    std::vector<Tensor> feed;
-    feed.reserve(feed_from.size());
-    for (size_t i = 0; i < feed_from.size(); ++i)
-      feed.push_back(feed_from[i] >= 0 ? given[static_cast<size_t>(feed_from[i])]
-                                       : graph.inputs()[i]->constant);
     const auto compile = [&] {
       std::map<std::string, Shape> shapes;
       std::map<std::string, DType> untyped_dtypes;
@@ -97,6 +95,12 @@ struct Predictor::Impl {
       graph::PassManager::for_level(level).run(bound);
       return runtime::compile(bound, compile_options);
     };
+    if (feeds_given) return plans.run(key, compile, given);
+    std::vector<Tensor> feed;
+    feed.reserve(feed_from.size());
+    for (size_t i = 0; i < feed_from.size(); ++i)
+      feed.push_back(feed_from[i] >= 0 ? given[static_cast<size_t>(feed_from[i])]
+                                       : graph.inputs()[i]->constant);
     return plans.run(key, compile, feed);
   }
 
@@ -141,6 +145,7 @@ Predictor::Predictor(graph::Graph graph, const PredictorOptions& options) {
   for (const graph::Value* v : g.inputs()) {
     if (v->is_constant()) {
       impl_->feed_from.push_back(-1);
+      impl_->feeds_given = false;
     } else {
       impl_->feed_from.push_back(static_cast<int>(impl_->inputs.size()));
       impl_->inputs.push_back(spec_of(*v));
