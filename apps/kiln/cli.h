@@ -24,6 +24,11 @@ class UsageError : public std::runtime_error {
 // (openmp_spin.cc says why); returns when it does not.
 void spin_openmp_briefly(char** argv);
 
+// `--channel-multiple` of `kiln prune --structured` and `kiln optimize`'s prune step: pruned Convs
+// keep a multiple of this many channels, so oneDNN's blocked layouts hold no padding (docs/BENCHMARKS.md,
+// pruning, has the measurement that chose it).
+inline constexpr int64_t kDefaultChannelMultiple = 16;
+
 // MODEL, --epoch and the load options every subcommand takes.
 struct ModelArgs {
   std::string model;

@@ -4,7 +4,8 @@
 // weights, accuracy change), with ONNX Runtime on the original model as a reference row.
 //
 // Steps: fuse (the graph passes at level all; the saved graph keeps the folded form and the
-// Predictor fuses again at load), prune=R (structured channel pruning, include/kiln/prune.hpp),
+// Predictor fuses again at load), prune=R (structured channel pruning, include/kiln/prune.hpp; each
+// pruned Conv keeps a multiple of --channel-multiple channels),
 // bf16 / fp16 (mixed precision, include/kiln/mixed_precision.hpp), int8 (static quantization
 // calibrated on --calib, include/kiln/quantize.hpp). Once bf16 or fp16 has run, later steps apply
 // to the float32 model and the conversion is made again after them: int8 after bf16 quantizes the
@@ -50,6 +51,7 @@ struct OptimizeArgs {
   double max_degradation = -1, warn_degradation = 2.0;
   std::vector<std::string> fp32_ops, fp32_nodes;
   int iterations = 20, threads = 0;
+  int64_t channel_multiple = kDefaultChannelMultiple;
   std::vector<int64_t> bench_batches = {1, 8};
   std::string ort_python;
   bool skip_onnxruntime = false;
@@ -213,7 +215,8 @@ class Optimizer {
       run_at_level_all_ = true;
     } else if (step.name == "prune") {
       pruning::PruneReport report;
-      target = pruning::prune_channels(std::move(target), {.ratio = step.ratio}, &report);
+      target = pruning::prune_channels(
+          std::move(target), {.ratio = step.ratio, .channel_multiple = args_.channel_multiple}, &report);
       std::cerr << "  parameters " << report.params_before << " -> " << report.params_after << ", FLOPs "
                 << report.flops_before << " -> " << report.flops_after << "\n";
     } else if (step.name == "int8") {
@@ -335,6 +338,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("model", args->model, "NAME-symbol.json, a prefix NAME, or a .onnx file")->required();
   cmd->add_option("--steps", args->steps, "comma-separated: fuse, prune=R, bf16, fp16, int8 (in order)")
       ->required();
+  cmd->add_option("--channel-multiple", args->channel_multiple, "prune: Convs keep a multiple of N channels")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--calib", args->calib, "folder of .npy calibration batches (int8)");
   cmd->add_option("--calib-mode", args->calib_mode, "int8 calibration: entropy, naive or percentile")
       ->capture_default_str()

@@ -1,9 +1,9 @@
-// kiln prune MODEL --ratio R [--structured] [--norm l1|l2] [--layer NAME]... [--exclude NAME]...
-// -o OUT.onnx: magnitude pruning
+// kiln prune MODEL --ratio R [--structured [--channel-multiple N]] [--norm l1|l2] [--layer NAME]...
+// [--exclude NAME]... -o OUT.onnx: magnitude pruning
 // (include/kiln/prune.hpp). Without --structured, the weights of smallest |w| of each Conv, Gemm
 // and MatMul are zeroed (a share R of each); with it, a share R of the output channels of each
-// prunable Conv is removed, with what reads them. Prints the report: parameters, FLOPs and
-// sparsity per layer and in total, before and after.
+// prunable Conv is removed, with what reads them, each keeping a multiple of N channels. Prints the report:
+// parameters, FLOPs and sparsity per layer and in total, before and after.
 #include <iostream>
 #include <memory>
 
@@ -19,6 +19,7 @@ void add_prune_command(CLI::App& app) {
     pruning::ChannelPruneOptions options;
   };
   auto args = std::make_shared<PruneArgs>();
+  args->options.channel_multiple = kDefaultChannelMultiple;
   CLI::App* cmd = app.add_subcommand("prune", "magnitude pruning (weights, or whole Conv channels), to ONNX");
   cmd->add_option("model", args->model, "NAME-symbol.json, a prefix NAME, or a .onnx file")->required();
   cmd->add_option("--ratio", args->options.ratio, "share of weights (or channels) removed, in [0, 1)")
@@ -27,6 +28,10 @@ void add_prune_command(CLI::App& app) {
   cmd->add_option("--norm", args->options.norm, "filter norm ranking channels (--structured)")
       ->capture_default_str()
       ->check(CLI::IsMember({"l1", "l2"}));
+  cmd->add_option("--channel-multiple", args->options.channel_multiple,
+                  "pruned Convs keep a multiple of N channels (--structured; 1: exactly R removed)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--layer", args->options.layers, "prune only this layer (repeatable)");
   cmd->add_option("--exclude", args->options.excluded_layers,
                   "leave this Conv whole (--structured; repeatable)");

@@ -68,15 +68,21 @@ struct ChannelPruneOptions {
   std::string norm = "l1";          // "l1" | "l2": the norm of each output filter that ranks it
   std::vector<std::string> layers;  // Conv nodes to prune; empty: every prunable one
   std::vector<std::string> excluded_layers;  // Conv nodes left whole
+  // Kept channels per pruned Conv (or group) rounded to a multiple of this (>= 1), so that oneDNN's
+  // blocked layouts (16 channels for fp32/bf16 on AVX-512, 4 or 16 for int8) hold no padding.
+  int64_t channel_multiple = 1;
 };
 
 // Removes floor(ratio * C) output channels of smallest filter norm from each prunable Conv (at
-// least one stays). The graph is first simplified as quantize_model does (BatchNormalization
-// folded into the Conv before it, so its shift is the Conv's bias). From a Conv that is not
-// grouped, the channels are followed through ops that act per channel and map 0 to 0 (Relu,
-// LeakyRelu, Clip with constant bounds around 0, x * Sigmoid(x), Resize of the spatial dims,
-// MaxPool, AveragePool, GlobalAveragePool, Identity, Dropout, and depthwise Convs, which lose the
-// same channels) to where they end:
+// least one stays). With channel_multiple N > 1 the kept count C - floor(ratio * C) is rounded to
+// the nearest multiple of N (halves up), at least N and at most the largest multiple of N not above
+// C; a Conv of at most N channels stays whole. A residual group keeps one count, and a Concat's
+// inputs are each a multiple, so every pruned width is a multiple of N. The graph is first simplified as
+// quantize_model does (BatchNormalization folded into the Conv before it, so its shift is the Conv's bias).
+// From a Conv that is not grouped, the channels are followed through ops that act per channel and map 0 to 0
+// (Relu, LeakyRelu, Clip with constant bounds around 0, x * Sigmoid(x), Resize of the spatial dims, MaxPool,
+// AveragePool, GlobalAveragePool, Identity, Dropout, and depthwise Convs, which lose the same channels) to
+// where they end:
 //   - the data input of a non-grouped Conv, whose input channels are removed the same;
 //   - a Flatten (axis 1) or a Reshape to two dims read only by Gemm or MatMul nodes, whose weights
 //     lose a block of H*W columns (or rows) per channel;

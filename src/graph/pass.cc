@@ -23,6 +23,22 @@ bool is_fixed_constant(const Graph& graph, const Value* value) {
   return value && value->is_constant() && !is_graph_input(graph, value);
 }
 
+std::optional<double> constant_scalar(const Graph& graph, const Value* value) {
+  if (!value || !is_fixed_constant(graph, value) || value->constant.numel() != 1) return std::nullopt;
+  return value->constant.cast(DType::kFloat64).to_vector<double>()[0];
+}
+
+Node* sole_reader(const Graph& graph, const Value* value) {
+  if (value->users.size() != 1 || is_graph_output(graph, value)) return nullptr;
+  return value->users[0];
+}
+
+Value* other_input(const Node& binary, const Value* value) {
+  if (binary.inputs.size() != 2) return nullptr;
+  if (binary.inputs[0] == value) return binary.inputs[1];
+  return binary.inputs[1] == value ? binary.inputs[0] : nullptr;
+}
+
 bool is_nondeterministic(const Graph& graph, const Node& node) {
   // ONNX's random generators; listed by name so the rule holds before Kiln registers them.
   static constexpr std::array<std::string_view, 6> kRandomOps = {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,12 @@ bool is_fixed_constant(const Graph& graph, const Value* value);
 bool is_nondeterministic(const Graph& graph, const Node& node);
 // Whether every element of a fixed constant equals `scalar`.
 bool is_constant_filled_with(const Graph& graph, const Value* value, double scalar);
+// The value of a fixed constant of one element, as a double; nullopt for anything else.
+std::optional<double> constant_scalar(const Graph& graph, const Value* value);
+// The node that alone reads `value`, when `value` is not also a graph output; else null.
+Node* sole_reader(const Graph& graph, const Value* value);
+// For a node of two inputs reading `value`: its other input; else null.
+Value* other_input(const Node& binary, const Value* value);
 
 // Removes `node`, redirecting every reader of output i to replacements[i] (nullptr: output i
 // must be unused). A graph output keeps its name: the replacement value is renamed to it. That

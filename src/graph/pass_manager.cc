@@ -65,7 +65,7 @@ PassManager PassManager::for_level(OptLevel level, PassManagerOptions options) {
   // QDQ pairs into int8 ops first: post-op fusion would otherwise take the Relu after a Conv that
   // a quantized convolution needs.
   pm.add_final(fuse_quantized_ops_pass());
-  if (level == OptLevel::kAll) pm.add_final(fuse_post_ops_pass());
+  if (level == OptLevel::kAll) pm.add_final(fuse_post_ops_pass()).add_final(fuse_matmul_scale_add_pass());
   pm.add(dead_node_elimination_pass());
   return pm;
 }

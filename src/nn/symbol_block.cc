@@ -1,5 +1,5 @@
 // SymbolBlock: a model graph run as a HybridBlock. The constructors make the parameters (a graph's
-// learnable constants, or an MXNet symbol's variables with values); graph_for imports a symbol
+// learnable constants, or an MXNet symbol's variables with values); runnable_for imports a symbol
 // per input signature; hybrid_forward interprets the graph node by node with nd::invoke,
 // switching BatchNormalization and Dropout to training behaviour when autograd says so.
 #include "kiln/nn/symbol_block.hpp"
@@ -95,16 +95,23 @@ NDArray mode_flag() {
 
 }  // namespace
 
+// The order is worked out once per graph, not on every call.
+struct SymbolBlock::Runnable {
+  explicit Runnable(Graph g) : graph(std::move(g)), order(graph.topological_order()) {}
+  Graph graph;
+  std::vector<Node*> order;
+};
+
 struct SymbolBlock::Source {
-  std::unique_ptr<Graph> graph;                                   // the graph given, or
+  std::unique_ptr<Runnable> given;                                // the graph given, or
   std::optional<mxnet::MxnetSymbol> symbol;                       // the symbol,
-  std::map<std::string, std::unique_ptr<Graph>> graph_of_shapes;  // imported per input signature
+  std::map<std::string, std::unique_ptr<Runnable>> of_signature;  // imported per input signature
 };
 
 SymbolBlock::SymbolBlock(graph::Graph graph, std::vector<std::string> input_names)
     : HybridBlock("symbolblock"), source_(std::make_unique<Source>()), input_names_(std::move(input_names)) {
-  source_->graph = std::make_unique<Graph>(std::move(graph));
-  const Graph& g = *source_->graph;
+  source_->given = std::make_unique<Runnable>(std::move(graph));
+  const Graph& g = source_->given->graph;
   const std::string where = "SymbolBlock '" + name() + "' (graph '" + g.name + "')";
   std::set<std::string> graph_inputs;
   for (const Value* v : g.inputs()) graph_inputs.insert(v->name);
@@ -182,10 +189,10 @@ std::shared_ptr<SymbolBlock> SymbolBlock::imports(const std::string& symbol_file
   return std::make_shared<SymbolBlock>(mxnet::load_symbol_json(symbol_file), input_names, params);
 }
 
-const graph::Graph& SymbolBlock::graph_for(const std::vector<NDArray>& inputs) {
-  if (source_->graph) return *source_->graph;
-  std::unique_ptr<Graph>& g = source_->graph_of_shapes[signature_of(inputs)];
-  if (g) return *g;
+const SymbolBlock::Runnable& SymbolBlock::runnable_for(const std::vector<NDArray>& inputs) {
+  if (source_->given) return *source_->given;
+  std::unique_ptr<Runnable>& runnable = source_->of_signature[signature_of(inputs)];
+  if (runnable) return *runnable;
   // Every variable a graph input (the parameters too, so that nothing is folded into constants
   // that training would leave stale), with the inputs' and the parameters' shapes.
   std::map<std::string, Shape> shapes;
@@ -207,14 +214,15 @@ const graph::Graph& SymbolBlock::graph_for(const std::vector<NDArray>& inputs) {
   }
   // The importer reads Dropout as the identity (inference); the block needs it back to train.
   mxnet::restore_dropouts(imported, *source_->symbol, false);
-  g = std::make_unique<Graph>(std::move(imported));
-  return *g;
+  runnable = std::make_unique<Runnable>(std::move(imported));
+  return *runnable;
 }
 
 std::vector<NDArray> SymbolBlock::hybrid_forward(const std::vector<NDArray>& inputs) {
   KILN_CHECK(inputs.size() == input_names_.size(), ErrorCode::kInvalidArgument, "SymbolBlock '", name(),
              "': expected ", input_names_.size(), " inputs, got ", inputs.size());
-  const Graph& g = graph_for(inputs);
+  const Runnable& runnable = runnable_for(inputs);
+  const Graph& g = runnable.graph;
   std::unordered_map<const Value*, NDArray> values;
   for (size_t i = 0; i < inputs.size(); ++i) values[g.find_value(input_names_[i])] = inputs[i];
   // The parameter a graph input or constant holds (named as it), else null.
@@ -231,7 +239,7 @@ std::vector<NDArray> SymbolBlock::hybrid_forward(const std::vector<NDArray>& inp
     return values[v] = NDArray(v->constant);
   };
   const bool training = autograd::is_training();
-  for (const Node* node : g.topological_order()) {
+  for (const Node* node : runnable.order) {
     std::vector<NDArray> args;
     for (const Value* v : node->inputs) args.push_back(value_of(v));
     AttrMap attrs = node->attrs;

@@ -10,6 +10,7 @@
 // The reference kernel runs those ops' reference kernels; backends compute the product in integers
 // (src/backends/onednn/dynamic_qlinear_matmul.cc).
 #include "ops/fused_activation.h"
+#include "ops/fused_quantized_inputs.h"
 #include "ops/fused_quantized_util.h"
 #include "ops/infer_util.h"
 #include "ops/quantize_util.h"
@@ -17,7 +18,7 @@
 namespace kiln::ops {
 namespace {
 
-enum Input { kA, kB, kBScale, kBZero, kBias };
+using namespace dynamic_qlinear_matmul_input;
 
 std::vector<TensorInfo> infer_fused_dynamic_qlinear_matmul(InferContext& ctx) {
   parse_fused_activation(ctx.attrs().get_string("activation"), ctx.attrs().get_floats("activation_params"));
@@ -25,27 +26,7 @@ std::vector<TensorInfo> infer_fused_dynamic_qlinear_matmul(InferContext& ctx) {
   require_dtype(ctx, kA, float32);
   require_dtype(ctx, kB, kQuantizedDTypes);
   require_dtype(ctx, kBScale, kScaleDTypes);
-  const Shape& a = ctx.shape(kA);
-  const Shape& b = ctx.shape(kB);
-  KILN_CHECK(a.ndim() >= 2, ErrorCode::kShapeMismatch, ctx.input_label(kA), ": expected rank >= 2, got ", a);
-  KILN_CHECK(b.ndim() == 2, ErrorCode::kShapeMismatch, ctx.input_label(kB),
-             ": expected a (K, N) matrix, got ", b);
-  KILN_CHECK(dims_agree(a[a.ndim() - 1], b[0]), ErrorCode::kShapeMismatch, ctx.input_label(kA), " ", a,
-             " and ", ctx.input_label(kB), " ", b, ": the inner dimensions differ");
-  const Shape& b_scale = ctx.shape(kBScale);
-  KILN_CHECK(
-      b_scale.ndim() == 0 || (b_scale.ndim() == 1 && (b_scale[0] == 1 || dims_agree(b_scale[0], b[1]))),
-      ErrorCode::kShapeMismatch, ctx.input_label(kBScale), ": expected one value or one per column (", b[1],
-      "), got shape ", b_scale);
-  if (ctx.has_input(kBias)) {
-    require_dtype(ctx, kBias, float32);
-    KILN_CHECK(ctx.shape(kBias).ndim() == 1 && dims_agree(ctx.shape(kBias)[0], b[1]),
-               ErrorCode::kShapeMismatch, ctx.input_label(kBias), ": expected one value per column (", b[1],
-               "), got ", ctx.shape(kBias));
-  }
-  Shape y = a;
-  y[y.ndim() - 1] = b[1];
-  return {TensorInfo{DType::kFloat32, y}};
+  return {TensorInfo{DType::kFloat32, quantized_matmul_shape(ctx, kA, kB, kBScale, kBias)}};
 }
 
 void fused_dynamic_qlinear_matmul_kernel(KernelContext& ctx) {

@@ -20,6 +20,7 @@
 // QDQ graph's own result; backends compute it in integers (src/backends/onednn/qlinear_conv.cc).
 #include "ops/conv_util.h"
 #include "ops/fused_activation.h"
+#include "ops/fused_quantized_inputs.h"
 #include "ops/fused_quantized_util.h"
 #include "ops/infer_util.h"
 #include "ops/quantize_util.h"
@@ -27,22 +28,7 @@
 namespace kiln::ops {
 namespace {
 
-enum Input {
-  kX,
-  kXScale,
-  kXZero,
-  kW,
-  kWScale,
-  kWZero,
-  kYScale,
-  kYZero,
-  kBias,
-  kZ,
-  kZScale,
-  kZZero,
-  kMidScale,
-  kMidZero
-};
+using namespace qlinear_conv_input;
 
 // This op's attributes without the activation: Conv's.
 Attrs conv_attrs(const Attrs& attrs) {

@@ -31,6 +31,36 @@ inline DType requantized_dtype(const InferContext& ctx, int y_scale, int y_zero)
   return ctx.dtype(y_zero);
 }
 
+// The operand checks of the quantized MatMuls: A of rank >= 2, B a (K, N) matrix with A's last
+// dimension K, B's scale one value or one per column, an optional float32 bias of one value per
+// column. Returns the output shape (A's, with N last).
+inline Shape quantized_matmul_shape(const InferContext& ctx, int a_input, int b_input, int b_scale_input,
+                                    int bias_input) {
+  const Shape& a = ctx.shape(a_input);
+  const Shape& b = ctx.shape(b_input);
+  KILN_CHECK(a.ndim() >= 2, ErrorCode::kShapeMismatch, ctx.input_label(a_input), ": expected rank >= 2, got ",
+             a);
+  KILN_CHECK(b.ndim() == 2, ErrorCode::kShapeMismatch, ctx.input_label(b_input),
+             ": expected a (K, N) matrix, got ", b);
+  KILN_CHECK(dims_agree(a[a.ndim() - 1], b[0]), ErrorCode::kShapeMismatch, ctx.input_label(a_input), " ", a,
+             " and ", ctx.input_label(b_input), " ", b, ": the inner dimensions differ");
+  const Shape& b_scale = ctx.shape(b_scale_input);
+  KILN_CHECK(
+      b_scale.ndim() == 0 || (b_scale.ndim() == 1 && (b_scale[0] == 1 || dims_agree(b_scale[0], b[1]))),
+      ErrorCode::kShapeMismatch, ctx.input_label(b_scale_input), ": expected one value or one per column (",
+      b[1], "), got shape ", b_scale);
+  if (ctx.has_input(bias_input)) {
+    const DType float32[] = {DType::kFloat32};
+    require_dtype(ctx, bias_input, float32);
+    const Shape& bias = ctx.shape(bias_input);
+    KILN_CHECK(bias.ndim() == 1 && dims_agree(bias[0], b[1]), ErrorCode::kShapeMismatch,
+               ctx.input_label(bias_input), ": expected one value per column (", b[1], "), got ", bias);
+  }
+  Shape y = a;
+  y[y.ndim() - 1] = b[1];
+  return y;
+}
+
 // DequantizeLinear(input q, its scale, its optional zero point) along `axis`.
 inline Tensor dequantize(const KernelContext& ctx, int q, int scale, int zero_point, int64_t axis) {
   const OpSchema& dq = schema_of("DequantizeLinear");

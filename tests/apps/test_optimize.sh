@@ -58,14 +58,15 @@ assert accuracy >= 0.97, accuracy
 print(f"ONNX Runtime on the optimized model: accuracy {accuracy:.4f}")
 PY
 
-# The gate: 90% of the channels pruned, no fine-tuning.
-expect_status 1 "$kiln" optimize "$dir/digits_cnn" --steps prune=0.9 --val "$dir/val" --labels "$digits/test_y.npy" \
-  --max-degradation 1 --iters 2 --no-onnxruntime -o "$dir/pruned.onnx"
+# The gate: 90% of the channels pruned (exactly: the default multiple of 16 would leave the 16-channel
+# Conv whole), no fine-tuning.
+expect_status 1 "$kiln" optimize "$dir/digits_cnn" --steps prune=0.9 --channel-multiple 1 --val "$dir/val" \
+  --labels "$digits/test_y.npy" --max-degradation 1 --iters 2 --no-onnxruntime -o "$dir/pruned.onnx"
 grep -q "accuracy dropped by .* points" "$dir/err.txt" || fail "the gate's error names no drop"
 [ ! -e "$dir/pruned.onnx" ] || fail "a model that failed the gate was written"
 # Without --max-degradation the same drop is a warning.
-expect_status 0 "$kiln" optimize "$dir/digits_cnn" --steps prune=0.9 --val "$dir/val" --labels "$digits/test_y.npy" \
-  --iters 2 --no-onnxruntime -o "$dir/pruned.onnx"
+expect_status 0 "$kiln" optimize "$dir/digits_cnn" --steps prune=0.9 --channel-multiple 1 --val "$dir/val" \
+  --labels "$digits/test_y.npy" --iters 2 --no-onnxruntime -o "$dir/pruned.onnx"
 grep -q "^kiln: warning: accuracy dropped" "$dir/err.txt" || fail "no warning for the drop"
 
 # fp32 islands chosen by op type; a node name the model lacks is an error.
@@ -78,5 +79,6 @@ expect_status 1 "$kiln" optimize "$dir/digits_cnn" --steps bf16 --fp32-node no_s
 expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps fuse,quantize -o "$dir/x.onnx"
 expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps int8 -o "$dir/x.onnx"
 expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps prune=1.5 -o "$dir/x.onnx"
+expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps prune=0.3 --channel-multiple 0 -o "$dir/x.onnx"
 expect_status 2 "$kiln" optimize "$dir/digits_cnn" --steps fuse --labels "$digits/test_y.npy" -o "$dir/x.onnx"
 echo "kiln optimize: all checks passed"

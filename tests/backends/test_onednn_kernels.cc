@@ -84,5 +84,22 @@ TEST(OnednnKernels, FusedOpsApplyResidualBiasAndEveryActivationAsPostOps) {
   }
 }
 
+// FusedMatMul as fuse_matmul_scale_add makes it: attention scores scaled and masked (the mask
+// broadcast over heads and query rows), and a projection with a residual of its output's shape;
+// in float32 within 1e-5 of the reference kernel.
+TEST(OnednnKernels, FusedMatMulScalesAndAddsABroadcastAddend) {
+  std::mt19937 rng(8);
+  const AttrMap scaled{{"alpha", 0.125}, {"activation", std::string()}};
+  compare("FusedMatMul", scaled,
+          {{random_tensor({2, 3, 16, 8}, rng)},
+           {random_tensor({2, 3, 8, 16}, rng)},
+           {random_tensor({2, 1, 1, 16}, rng, -4.f, 0.f)}});
+  compare("FusedMatMul", scaled, {{random_tensor({2, 3, 16, 8}, rng)}, {random_tensor({2, 3, 8, 16}, rng)}});
+  compare("FusedMatMul", {{"activation", std::string()}},
+          {{random_tensor({2, 16, 24}, rng)},
+           {random_tensor({24, 32}, rng), true},
+           {random_tensor({2, 16, 32}, rng)}});
+}
+
 }  // namespace
 }  // namespace kiln::onednn

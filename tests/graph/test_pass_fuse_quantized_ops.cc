@@ -4,7 +4,8 @@
 // MaxPool and Flatten on 8-bit values, a Conv whose result goes on in float with a float32
 // output, an int32 bias behind a DequantizeLinear folded; and expand_fused_ops gives the QDQ form
 // back. SiLU, HardSwish and LeakyRelu join the int8 convolution, and a residual added after
-// the activation (YOLOv5's bottleneck) too. Chains that cannot fuse stay.
+// the activation (YOLOv5's bottleneck) too; average pooling becomes FusedQLinearAveragePool. Chains
+// that cannot fuse stay.
 #include <set>
 
 #include "graph/passes/passes.h"
@@ -106,6 +107,40 @@ TEST(FuseQuantizedOps, QdqChainsBecomeInt8Ops) {
     EXPECT_EQ(count_op(expanded, "Conv"), 2u);
     expect_same_outputs(before, expanded, 0.0501, 0);
   }
+}
+
+// Average pooling between a DequantizeLinear and a QuantizeLinear (other parameters, a zero point,
+// padding counted, and the global mean) becomes FusedQLinearAveragePool; expand_fused_ops gives the
+// QDQ form back.
+TEST(FuseQuantizedOps, AveragePoolingBecomesInt8) {
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{-1, 6, 7, 9}});
+  Value* scale = scalar(g, "x_s", 0.02, DType::kFloat32);
+  Value* zero = scalar(g, "x_z", 100, DType::kUInt8);
+  Value* xq = out0(g.add_node("DequantizeLinear",
+                              {out0(g.add_node("QuantizeLinear", {x, scale, zero}, {}, "x_q")), scale, zero},
+                              {}, "x_dq"));
+  Value* pooled = out0(g.add_node("AveragePool", {xq},
+                                  {{"kernel_shape", {3, 3}},
+                                   {"strides", {2, 2}},
+                                   {"pads", {1, 1, 1, 1}},
+                                   {"count_include_pad", int64_t{1}}},
+                                  "pool"));
+  g.add_output(qdq(g, pooled, "p", 0.013, DType::kInt8));
+  g.add_output(qdq(g, out0(g.add_node("GlobalAveragePool", {xq}, {}, "global")), "m", 0.011));
+  g.infer_shapes();
+  Graph after = g.clone();
+  ASSERT_TRUE(run_pass(fuse_quantized_ops_pass(), after));
+  EXPECT_EQ(count_op(after, "FusedQLinearAveragePool"), 2u);
+  for (const char* gone : {"AveragePool", "GlobalAveragePool"}) EXPECT_EQ(count_op(after, gone), 0u) << gone;
+  EXPECT_EQ(count_op(after, "QuantizeLinear"), 1u);  // the input's
+  // The global mean as one window sums in another order: one 8-bit step at most.
+  expect_same_outputs(g, after, 0.0111, 0);
+  Graph expanded = after.clone();
+  ASSERT_TRUE(run_pass(expand_fused_ops_pass(), expanded));
+  EXPECT_EQ(count_op(expanded, "FusedQLinearAveragePool"), 0u);
+  EXPECT_EQ(count_op(expanded, "AveragePool"), 2u);
+  expect_same_outputs(g, expanded, 0.0111, 0);
 }
 
 // ONNX Runtime's residual: the Conv's output quantized and dequantized before the Add (and a

@@ -50,9 +50,10 @@ TEST(PassManager, LevelsParseAndListTheirPasses) {
                                       "fold_conv_batchnorm", "fuse_gelu", "dead_node_elimination"}));
   ASSERT_EQ(PassManager::for_level(OptLevel::kBasic).final_passes().size(), 1u);
   EXPECT_EQ(PassManager::for_level(OptLevel::kBasic).final_passes()[0].name, "fuse_quantized_ops");
-  ASSERT_EQ(PassManager::for_level(OptLevel::kAll).final_passes().size(), 2u);
+  ASSERT_EQ(PassManager::for_level(OptLevel::kAll).final_passes().size(), 3u);
   EXPECT_EQ(PassManager::for_level(OptLevel::kAll).final_passes()[0].name, "fuse_quantized_ops");
   EXPECT_EQ(PassManager::for_level(OptLevel::kAll).final_passes()[1].name, "fuse_post_ops");
+  EXPECT_EQ(PassManager::for_level(OptLevel::kAll).final_passes()[2].name, "fuse_matmul_scale_add");
   EXPECT_GT(PassManager::for_level(OptLevel::kAll).options().max_sweeps, 1);
 }
 
@@ -125,8 +126,8 @@ TEST(PassManager, RecordsStatsForEveryPassRun) {
   EXPECT_EQ(stats.front().pass, "constant_folding");
   EXPECT_EQ(stats.front().nodes_before, 5u);
   EXPECT_EQ(stats.back().nodes_after, 2u);
-  EXPECT_EQ(stats.back().pass, "fuse_post_ops");
-  EXPECT_EQ(stats.back().sweep, 3);  // the final pass, after the three sweeps
+  EXPECT_EQ(stats.back().pass, "fuse_matmul_scale_add");
+  EXPECT_EQ(stats.back().sweep, 3);  // the last final pass, after the three sweeps
   for (size_t i = 0; i < stats.size(); ++i) {
     EXPECT_GE(stats[i].milliseconds, 0.0);
     if (i > 0) {

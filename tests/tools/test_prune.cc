@@ -1,7 +1,8 @@
 // Pruning (src/tools/prune): unstructured shares and thresholds against counts made here, channel
 // pruning against the original graph with the chosen filters zeroed (run by the reference
-// interpreter) on plain, residual, concat, depthwise and SiLU graphs, the report against hand counts, bad
-// arguments, and 30% channel pruning of a CNN trained by Kiln on the digits data.
+// interpreter) on plain, residual, concat, depthwise and SiLU graphs, kept counts rounded to a
+// channel multiple, the report against hand counts, bad arguments, and 30% channel pruning of a CNN trained
+// by Kiln on the digits data.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -454,6 +455,96 @@ TEST(PruneChannels, ThroughSiluAndSpatialResize) {
   const Tensor want = reference_evaluate(zeroed, {x_value})[0];
   expect_close(reference_evaluate(pruned, {x_value})[0], want, 1e-4f);
   expect_close(Predictor(pruned.clone()).predict({x_value})[0], want, 1e-4f);
+}
+
+// x (1, 3, 6, 6) -> s (24) -> Relu = r; r + c2(Relu(c1(r))) (c1: 12, c2: 24) -> Relu = h;
+// Concat(c3(h) (20), c4(h) (12)) -> Relu -> c5 (6, the output). All Convs 3x3, pad 1, weights in
+// [-0.2, 0.2] so that the outputs stay near 1.
+Graph multiple_net(std::mt19937& rng) {
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{1, 3, 6, 6}});
+  const auto conv = [&](Value* in, int64_t cin, int64_t cout, const std::string& name) {
+    return out0(
+        g.add_node("Conv",
+                   {in, g.add_initializer(name + "/W", random_tensor({cout, cin, 3, 3}, rng, -0.2f, 0.2f)),
+                    g.add_initializer(name + "/B", random_tensor({cout}, rng))},
+                   {{"pads", {1, 1, 1, 1}}}, name));
+  };
+  Value* r = out0(g.add_node("Relu", {conv(x, 3, 24, "s")}, {}, "s/relu"));
+  Value* inner = out0(g.add_node("Relu", {conv(r, 24, 12, "c1")}, {}, "c1/relu"));
+  Value* h = out0(
+      g.add_node("Relu", {out0(g.add_node("Add", {r, conv(inner, 12, 24, "c2")}, {}, "add"))}, {}, "r1"));
+  h = out0(g.add_node("Concat", {conv(h, 24, 20, "c3"), conv(h, 24, 12, "c4")}, {{"axis", 1}}, "concat"));
+  h = out0(g.add_node("Relu", {h}, {}, "concat/relu"));
+  g.set_outputs({conv(h, 32, 6, "c5")});
+  g.infer_shapes();
+  return g;
+}
+
+// The `count` channels of smallest L1 filter norm summed over the Convs `names` of `g`.
+std::vector<int64_t> smallest_summed(const Graph& g, const std::vector<std::string>& names, int64_t count) {
+  const int64_t rows = weight_of(g, names[0]).shape()[0];
+  std::vector<float> summed(static_cast<size_t>(rows), 0.0f);
+  for (const std::string& name : names) {
+    const std::vector<float> w = weight_of(g, name).to_vector<float>();
+    const size_t size = w.size() / summed.size();
+    for (size_t c = 0; c < summed.size(); ++c)
+      for (size_t i = 0; i < size; ++i) summed[c] += std::fabs(w[c * size + i]);
+  }
+  // One column per channel: its L1 norm is the summed norm.
+  return smallest_filters(Tensor::from_vector<float>(summed, Shape{rows, 1}), {}, count);
+}
+
+TEST(PruneChannels, ChannelMultipleRoundsKeptCountsThroughResidualAndConcatGroups) {
+  std::mt19937 rng(10);
+  const Graph g = multiple_net(rng);
+  PruneReport report;
+  const Graph pruned = prune_channels(g.clone(), {.ratio = 0.3, .channel_multiple = 8}, &report);
+  pruned.verify();
+  // 30% of 24 leaves 17, of 20 leaves 14, of 12 leaves 9: rounded to 16, 16 and 8. c5 (6 channels,
+  // the output) stays whole and reads the Concat's 16 + 8.
+  EXPECT_EQ(weight_of(pruned, "s").shape(), (Shape{16, 3, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c1").shape(), (Shape{8, 16, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c2").shape(), (Shape{16, 8, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c3").shape(), (Shape{16, 16, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c4").shape(), (Shape{8, 16, 3, 3}));
+  EXPECT_EQ(weight_of(pruned, "c5").shape(), (Shape{6, 24, 3, 3}));
+  // Without the multiple: 17, 9, 14 and 9 channels, c5 reading 23.
+  const Graph exact = prune_channels(g.clone(), {.ratio = 0.3});
+  EXPECT_EQ(weight_of(exact, "s").shape(), (Shape{17, 3, 3, 3}));
+  EXPECT_EQ(weight_of(exact, "c5").shape(), (Shape{6, 23, 3, 3}));
+
+  Graph zeroed = g.clone();
+  const std::vector<int64_t> residual = smallest_summed(g, {"s", "c2"}, 8);
+  for (const char* name : {"s", "c2"}) {
+    fill_rows(zeroed, std::string(name) + "/W", 0, residual, 0.0f);
+    fill_rows(zeroed, std::string(name) + "/B", 0, residual, 0.0f);
+  }
+  for (const auto& [name, count] :
+       std::vector<std::pair<std::string, int64_t>>{{"c1", 4}, {"c3", 4}, {"c4", 4}}) {
+    const std::vector<int64_t> removed = smallest_filters(weight_of(g, name), {}, count);
+    fill_rows(zeroed, name + "/W", 0, removed, 0.0f);
+    fill_rows(zeroed, name + "/B", 0, removed, 0.0f);
+  }
+  const Tensor x = random_tensor({1, 3, 6, 6}, rng);
+  const Tensor want = reference_evaluate(zeroed, {x})[0];
+  expect_close(reference_evaluate(pruned, {x})[0], want, 1e-4f);
+  expect_close(Predictor(pruned.clone()).predict({x})[0], want, 1e-4f);
+
+  // FLOPs on 36 positions: Convs 2 * out * 9 * in each, Relus and the Add one per output.
+  const auto flops = [](int64_t s, int64_t c1, int64_t c3, int64_t c4) {
+    const int64_t convs = s * 3 + c1 * s + s * c1 + c3 * s + c4 * s + 6 * (c3 + c4);
+    return 36 * (2 * 9 * convs + 3 * s + c1 + c3 + c4);
+  };
+  EXPECT_EQ(report.flops_before, flops(24, 12, 20, 12));
+  EXPECT_EQ(report.flops_after, flops(16, 8, 16, 8));
+
+  // A layer of at most N channels stays whole; the multiple never exceeds the original.
+  const Graph wide = prune_channels(g.clone(), {.ratio = 0.3, .channel_multiple = 16});
+  EXPECT_EQ(weight_of(wide, "s").shape(), (Shape{16, 3, 3, 3}));  // 17 -> 16
+  EXPECT_EQ(weight_of(wide, "c1").shape(), (Shape{12, 16, 3, 3}));
+  EXPECT_EQ(weight_of(wide, "c3").shape(), (Shape{16, 16, 3, 3}));  // 14 -> 16, not above 20's 16
+  EXPECT_THROW(prune_channels(g.clone(), {.channel_multiple = 0}), Error);
 }
 
 // The CNN of examples/cpp/train_cnn.cpp trained 10 epochs on the digits data (data/digits) and

@@ -64,8 +64,9 @@ class SymbolBlock : public HybridBlock {
   std::vector<NDArray> hybrid_forward(const std::vector<NDArray>& inputs) override;
 
  private:
-  struct Source;  // the graph, or the symbol and its graphs per input signature
-  const graph::Graph& graph_for(const std::vector<NDArray>& inputs);
+  struct Runnable;  // a graph with its nodes in running order
+  struct Source;    // the graph, or the symbol and its graphs per input signature
+  const Runnable& runnable_for(const std::vector<NDArray>& inputs);
 
   std::unique_ptr<Source> source_;
   std::vector<std::string> input_names_;

@@ -1,5 +1,6 @@
 // Add, Sub, Mul, Div, Max and Min of two float tensors with numpy broadcasting on oneDNN's binary
-// primitive, and Pow with a constant scalar exponent on its eltwise pow.
+// primitive (in a bf16 or fp16 plan the operands read as stored, float32 or the narrower type, and
+// the output kept in the narrower type), and Pow with a constant scalar exponent on its eltwise pow.
 //
 // oneDNN broadcasts only its second source. When the first input is the broadcast one, the
 // commutative ops swap their inputs and Sub computes -(B - A), which is exact; Div, inputs that
@@ -57,18 +58,24 @@ MergedDims merge_axes(const Shape& out, const Shape& broadcast) {
   return m;
 }
 
-dnnl::memory::desc dense_desc(const dnnl::memory::dims& dims, DType dtype) {
-  return plain_desc(Shape(std::vector<int64_t>(dims.begin(), dims.end())), dtype);
+dnnl::memory::desc dense_desc(const dnnl::memory::dims& dims, dnnl::memory::data_type type) {
+  return plain_desc(Shape(std::vector<int64_t>(dims.begin(), dims.end())), type);
 }
 
 using BinaryPrimitive = Prepared<dnnl::binary>;
 
+// The sources and destination of one primitive, described with merged axes.
+struct BinaryDescs {
+  dnnl::memory::desc first, second, dst;
+};
+
 // C = op(A, B) where oneDNN computes sources (first, second) = (A, B), or (B, A) when `swapped`.
-// The first source has the output's shape; both are described with merged axes.
+// The first source has the output's shape. Each operand is described in the type it is stored in
+// (float32, or bf16/fp16 between this backend's kernels in a low-precision plan).
 struct BinaryKernel {
   BinaryPrimitive forward;                 // as chosen at compile time
   std::optional<BinaryPrimitive> reverse;  // same-shape inputs: the sources the other way round
-  dnnl::memory::desc full_desc, broadcast_desc;
+  BinaryDescs forward_descs, reverse_descs;
   bool swapped = false;
 
   void operator()(ops::KernelContext& ctx) const {
@@ -78,75 +85,91 @@ struct BinaryKernel {
     const Tensor* first = swapped ? &b : &a;
     const Tensor* second = swapped ? &a : &b;
     const BinaryPrimitive* p = &forward;
+    const BinaryDescs* descs = &forward_descs;
     std::shared_ptr<Storage> copy_bytes;
     const void* second_data = second->raw_data();
     if (second->raw_data() == c.raw_data() && a.raw_data() != b.raw_data()) {
-      // In place over the second source (possible only when the shapes are equal).
+      // In place over the second source (possible only when the shapes and layouts are equal).
       if (reverse) {
         std::swap(first, second);
         second_data = second->raw_data();
         p = &*reverse;
+        descs = &reverse_descs;
       } else {
-        void* copy = temporary_bytes(c.nbytes(), copy_bytes);
-        std::memcpy(copy, second->raw_data(), c.nbytes());
+        const size_t bytes = descs->second.get_size();
+        void* copy = temporary_bytes(bytes, copy_bytes);
+        std::memcpy(copy, second->raw_data(), bytes);
         second_data = copy;
       }
     }
-    const dnnl::memory::desc& second_desc = p == &forward ? broadcast_desc : full_desc;
     execute(ctx, *p,
-            {{DNNL_ARG_SRC_0, full_desc, first->raw_data()},
-             {DNNL_ARG_SRC_1, second_desc, second_data},
-             {DNNL_ARG_DST, full_desc, c.raw_data()}});
+            {{DNNL_ARG_SRC_0, descs->first, first->raw_data()},
+             {DNNL_ARG_SRC_1, descs->second, second_data},
+             {DNNL_ARG_DST, descs->dst, c.raw_data()}});
   }
 };
 
 // `negate`: the result is negated (Sub with its sources swapped).
-std::optional<BinaryPrimitive> make_primitive(algo algorithm, const dnnl::memory::desc& first,
-                                              const dnnl::memory::desc& second, const dnnl::memory::desc& out,
-                                              bool negate) {
+std::optional<BinaryPrimitive> make_primitive(algo algorithm, const BinaryDescs& descs, bool negate) {
   dnnl::primitive_attr attr = base_attr();
   if (negate) {
     dnnl::post_ops post;
     post.append_eltwise(algo::eltwise_linear, -1.f, 0.f);
     attr.set_post_ops(post);
   }
-  const dnnl::binary::primitive_desc pd(cpu_engine(), algorithm, first, second, out, attr);
+  const dnnl::binary::primitive_desc pd(cpu_engine(), algorithm, descs.first, descs.second, descs.dst, attr);
   if (is_generic_impl(pd)) return std::nullopt;
-  return BinaryPrimitive(pd, streamed_flops(out));
+  return BinaryPrimitive(pd, streamed_flops(descs.dst));
 }
 
-ops::KernelFn make_binary(const graph::Node& node, algo algorithm) {
+// Inputs are read row-major as they are stored; when one of them is kept in a low-precision plan's
+// compute type, so is the output (unless it is a graph output).
+runtime::KernelChoice make_binary(const runtime::KernelQuery& query, algo algorithm) {
+  const graph::Node& node = query.node;
   if (node.inputs.size() != 2) return {};  // Max and Min are variadic
   const auto& a = input_info(node, 0);
   const auto& b = input_info(node, 1);
   const auto& c = output_info(node, 0);
   if (!is_float(c.dtype) || a.dtype != c.dtype || b.dtype != c.dtype) return {};
+  const std::optional<dnnl::memory::desc> a_stored = stored_plain_desc(query, 0);
+  const std::optional<dnnl::memory::desc> b_stored = stored_plain_desc(query, 1);
+  if (!a_stored || !b_stored) return {};
   const bool commutative = algorithm != algo::binary_sub && algorithm != algo::binary_div;
   const bool is_sub = algorithm == algo::binary_sub;
   const bool a_full = a.shape.numel() == c.shape.numel(), b_full = b.shape.numel() == c.shape.numel();
-  const bool plain_float32 = a_full && b_full && c.dtype == DType::kFloat32;
+  const bool any_layout = query.input_layouts[0] != nullptr || query.input_layouts[1] != nullptr;
+  const bool plain_float32 = a_full && b_full && c.dtype == DType::kFloat32 && !any_layout;
   if (c.shape.numel() < (plain_float32 ? kMinElementsSameShapeFloat32 : kMinElements)) return {};
   if (!a_full && !(b_full && (commutative || is_sub))) return {};
   auto kernel = std::make_shared<BinaryKernel>();
   kernel->swapped = !a_full;
+  runtime::KernelChoice choice;
+  choice.output_layouts.resize(1);
+  // The narrower type goes on from an operand that has it; float32 operands keep a float32 result
+  // (a detection head's coordinates would lose pixels in bf16).
+  const auto out_type =
+      any_layout ? plain_output_store(query, 0, choice.output_layouts[0]).get_data_type() : *to_dnnl(c.dtype);
   const MergedDims dims = merge_axes(c.shape, kernel->swapped ? a.shape : b.shape);
-  kernel->full_desc = dense_desc(dims.full, c.dtype);
-  kernel->broadcast_desc = dense_desc(dims.broadcast, c.dtype);
-  auto forward = make_primitive(algorithm, kernel->full_desc, kernel->broadcast_desc, kernel->full_desc,
-                                kernel->swapped && is_sub);
+  const auto first_type = (kernel->swapped ? b_stored : a_stored)->get_data_type();
+  const auto second_type = (kernel->swapped ? a_stored : b_stored)->get_data_type();
+  kernel->forward_descs = {dense_desc(dims.full, first_type), dense_desc(dims.broadcast, second_type),
+                           dense_desc(dims.full, out_type)};
+  auto forward = make_primitive(algorithm, kernel->forward_descs, kernel->swapped && is_sub);
   if (!forward) return {};
   kernel->forward = *forward;
   if (a_full && b_full && (commutative || is_sub)) {
-    kernel->reverse = make_primitive(algorithm, kernel->full_desc, kernel->full_desc, kernel->full_desc,
-                                     !kernel->swapped && is_sub);
+    kernel->reverse_descs = {dense_desc(dims.full, second_type), dense_desc(dims.full, first_type),
+                             kernel->forward_descs.dst};
+    kernel->reverse = make_primitive(algorithm, kernel->reverse_descs, !kernel->swapped && is_sub);
     if (!kernel->reverse) return {};
   }
-  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+  choice.kernel = [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+  return choice;
 }
 
 template <algo kAlgorithm>
-ops::KernelFn make_fixed(const graph::Node& node, const Attrs&) {
-  return make_binary(node, kAlgorithm);
+runtime::KernelChoice make_fixed(const runtime::KernelQuery& query) {
+  return make_binary(query, kAlgorithm);
 }
 
 struct PowKernel {
@@ -182,12 +205,12 @@ ops::KernelFn make_pow(const graph::Node& node, const Attrs&) {
 
 }  // namespace
 
-KILN_ONEDNN_KERNEL(Add, make_fixed<algo::binary_add>);
-KILN_ONEDNN_KERNEL(Sub, make_fixed<algo::binary_sub>);
-KILN_ONEDNN_KERNEL(Mul, make_fixed<algo::binary_mul>);
-KILN_ONEDNN_KERNEL(Div, make_fixed<algo::binary_div>);
-KILN_ONEDNN_KERNEL(Max, make_fixed<algo::binary_max>);
-KILN_ONEDNN_KERNEL(Min, make_fixed<algo::binary_min>);
+KILN_ONEDNN_LAYOUT_KERNEL(Add, make_fixed<algo::binary_add>);
+KILN_ONEDNN_LAYOUT_KERNEL(Sub, make_fixed<algo::binary_sub>);
+KILN_ONEDNN_LAYOUT_KERNEL(Mul, make_fixed<algo::binary_mul>);
+KILN_ONEDNN_LAYOUT_KERNEL(Div, make_fixed<algo::binary_div>);
+KILN_ONEDNN_LAYOUT_KERNEL(Max, make_fixed<algo::binary_max>);
+KILN_ONEDNN_LAYOUT_KERNEL(Min, make_fixed<algo::binary_min>);
 KILN_ONEDNN_KERNEL(Pow, make_pow);
 
 }  // namespace kiln::onednn

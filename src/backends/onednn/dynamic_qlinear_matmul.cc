@@ -12,6 +12,7 @@
 #include "backends/onednn/int8_matmul.h"
 #include "backends/onednn/onednn_common.h"
 #include "core/thread_pool.h"
+#include "ops/fused_quantized_inputs.h"
 #include "ops/quantize_util.h"
 
 namespace kiln::onednn {
@@ -20,7 +21,7 @@ namespace {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-enum Input { kA, kB, kBScale, kBZero, kBias };
+using namespace ops::dynamic_qlinear_matmul_input;
 
 struct DynamicMatmulKernel {
   Int8Matmul int8;

@@ -1,4 +1,5 @@
-// LayerNormalization on oneDNN's layer normalization, which normalizes over the last dimension:
+// LayerNormalization on oneDNN's layer normalization, which normalizes over the last dimension
+// (bf16 or fp16 in and out in a low-precision plan, float32 statistics):
 // the tensor is viewed as (rows, cols) with cols the product of the axes from `axis` on. Scale
 // and B broadcast to those axes, so constant ones are expanded to cols float32 values once at
 // compile time; ones computed at run time must already be cols float32 values. oneDNN gives the
@@ -41,7 +42,7 @@ constexpr int kParamArgs[] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT};
 
 struct LayerNormKernel {
   Prepared<dnnl::layer_normalization_forward> norm;
-  dnnl::memory::desc x_desc, param_desc, stat_desc;
+  dnnl::memory::desc x_desc, y_desc, param_desc, stat_desc;
   std::optional<Tensor> constants[2];  // expanded float32 copies of the constant parameters
   bool use_shift = false;
   bool with_mean = false;  // the Mean output is requested
@@ -50,7 +51,7 @@ struct LayerNormKernel {
     std::vector<Arg> args;
     args.reserve(6);
     args.push_back({DNNL_ARG_SRC, x_desc, ctx.input(0).raw_data()});
-    args.push_back({DNNL_ARG_DST, x_desc, ctx.output(0).raw_data()});
+    args.push_back({DNNL_ARG_DST, y_desc, ctx.output(0).raw_data()});
     for (int i = 0; i < (use_shift ? 2 : 1); ++i) {
       const auto k = static_cast<size_t>(i);
       args.push_back(
@@ -65,11 +66,18 @@ struct LayerNormKernel {
   }
 };
 
-ops::KernelFn make_layer_norm(const graph::Node& node, const Attrs& attrs) {
+// X is read row-major in the type it is stored in (float32, or bf16/fp16 between this backend's
+// kernels in a low-precision plan) and Y written in the plan's compute type unless it is a graph
+// output; the statistics are computed in float32 either way.
+runtime::KernelChoice make_layer_norm(const runtime::KernelQuery& query) {
+  const graph::Node& node = query.node;
+  const Attrs& attrs = query.attrs;
   const auto& x = input_info(node, 0);
   const bool with_mean = node.outputs.size() == 2;
   if (node.outputs.size() > 2 || (with_mean && attrs.get_int("stash_type") != kStashFloat32)) return {};
   if (!is_float(x.dtype) || x.shape.numel() == 0) return {};
+  const std::optional<dnnl::memory::desc> x_stored = stored_plain_desc(query, 0);
+  if (!x_stored) return {};
   const int axis = normalize_axis(attrs.get_int("axis"), x.shape.ndim(), "attribute 'axis'");
   const Shape normalized(std::vector<int64_t>(x.shape.begin() + axis, x.shape.end()));
   const int64_t cols = normalized.numel(), rows = x.shape.numel() / cols;
@@ -79,27 +87,32 @@ ops::KernelFn make_layer_norm(const graph::Node& node, const Attrs& attrs) {
     if (const Tensor* constant = constant_input(node, i + 1)) {
       kernel->constants[static_cast<size_t>(i)] = expand_param(*constant, normalized);
     } else if (input_info(node, i + 1).dtype != DType::kFloat32 ||
-               input_info(node, i + 1).shape.numel() != cols) {
+               input_info(node, i + 1).shape.numel() != cols || query.input_layouts[i + 1] != nullptr) {
       return {};
     }
   }
+  runtime::KernelChoice choice;
+  choice.output_layouts.resize(node.outputs.size());
+  const dnnl::memory::desc y_stored = plain_output_store(query, 0, choice.output_layouts[0]);
   kernel->with_mean = with_mean;
-  kernel->x_desc = plain_desc(Shape{rows, cols}, x.dtype);
+  kernel->x_desc = x_stored->reshape({rows, cols});
+  kernel->y_desc = y_stored.reshape({rows, cols});
   kernel->param_desc = plain_desc(Shape{cols}, DType::kFloat32);
   kernel->stat_desc = plain_desc(Shape{rows}, DType::kFloat32);
   // Training propagation is the one that writes the statistics out.
   const auto prop = with_mean ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   const flags params = kernel->use_shift ? flags::use_scale | flags::use_shift : flags::use_scale;
   const dnnl::layer_normalization_forward::primitive_desc pd(
-      cpu_engine(), prop, kernel->x_desc, kernel->x_desc, kernel->stat_desc,
+      cpu_engine(), prop, kernel->x_desc, kernel->y_desc, kernel->stat_desc,
       static_cast<float>(attrs.get_float("epsilon")), params, base_attr());
   if (is_generic_impl(pd)) return {};
   kernel->norm = Prepared<dnnl::layer_normalization_forward>(pd);
-  return [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+  choice.kernel = [kernel](ops::KernelContext& ctx) { (*kernel)(ctx); };
+  return choice;
 }
 
 }  // namespace
 
-KILN_ONEDNN_KERNEL(LayerNormalization, make_layer_norm);
+KILN_ONEDNN_LAYOUT_KERNEL(LayerNormalization, make_layer_norm);
 
 }  // namespace kiln::onednn

@@ -36,6 +36,7 @@ bool is_generic_impl(const dnnl::primitive_desc_base& pd);
 
 // A row-major descriptor for a tensor of `shape` and `dtype` (which to_dnnl must accept).
 dnnl::memory::desc plain_desc(const Shape& shape, DType dtype);
+dnnl::memory::desc plain_desc(const Shape& shape, dnnl::memory::data_type type);
 dnnl::memory::dims to_dims(const Shape& shape);
 
 // The primitive attributes every kernel starts from (user scratchpad; see above).
@@ -51,7 +52,8 @@ const ops::TensorInfo& output_info(const graph::Node& node, int i);
 bool has_input(const graph::Node& node, int i);
 // The input's value when it is a constant (an initializer), else nullptr.
 const Tensor* constant_input(const graph::Node& node, int i);
-// True when every input and output of the node has a dtype oneDNN computes with.
+// True when every input and output of the node has a dtype oneDNN computes with (a constant int64
+// input aside, which a kernel maker reads at compile time: Reshape's shape).
 bool all_dtypes_supported(const graph::Node& node);
 
 // A memory object over a tensor's bytes (no copy); the tensor must outlive it.
@@ -163,6 +165,17 @@ std::optional<dnnl::memory::desc> stored_desc(const runtime::KernelQuery& query,
 // The element type a primitive computes a floating-point tensor of `dtype` in under the query's
 // precision (bf16 or f16 for float32 when asked, else the tensor's own type).
 dnnl::memory::data_type compute_type(const runtime::KernelQuery& query, DType dtype);
+
+// Input i's descriptor when it is stored row-major in some float type: a plain Kiln tensor, or a
+// value a bf16 or fp16 plan keeps in the narrower type between kernels that read it as it is;
+// nothing for a blocked layout or another backend's. What kernels over whole rows (MatMul,
+// LayerNormalization, Softmax) and elementwise kernels with broadcasting take.
+std::optional<dnnl::memory::desc> stored_plain_desc(const runtime::KernelQuery& query, int i);
+// How a kernel that may keep output i in the plan's compute type stores it: row-major in that
+// type (`layout` set), so that the next kernels of this backend read it without a conversion, or
+// row-major in the output's own dtype when it must be (a graph output), when the plan is float32,
+// or when precision needs it (a value on its way to a Softmax or LayerNormalization).
+dnnl::memory::desc plain_output_store(const runtime::KernelQuery& query, int i, runtime::LayoutPtr& layout);
 
 // How output i is stored when the primitive writes `written`: in that layout when the runtime
 // allows one (`layout` is then set, unless `written` is row-major), else row-major.

@@ -13,6 +13,15 @@
 // is declined like every generic one (it is many times slower than the reference kernel).
 //
 // oneDNN's maximum is not NaN-propagating (a NaN tap may be skipped), unlike the reference's.
+//
+// FusedQLinearAveragePool (int8 chains) pools the 8-bit values as they are stored (the
+// channels-last layout of the int8 convolution before it) into the 8-bit output, the
+// requantization y = mean(x) * x_scale / y_scale + (y_zero - x_zero * x_scale / y_scale) a linear
+// post-op on the float mean; oneDNN then rounds half to even and saturates. The reference rounds
+// the same way, but its mean is of dequantized values, so a mean within a float32 rounding error
+// of a half may land on the other neighbouring step. oneDNN pads with 8-bit zeros, not with the
+// zero point, so count_include_pad with padding and a non-zero x_zero stays with the reference.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -38,6 +47,23 @@ struct PoolKernel {
   }
 };
 
+// A dense descriptor of `dims` whose axes are laid out in the order of `like`'s strides.
+dnnl::memory::desc same_order_desc(const dnnl::memory::desc& like, const dnnl::memory::dims& dims,
+                                   dnnl::memory::data_type type) {
+  const dnnl::memory::dims like_strides = like.get_strides();
+  std::vector<size_t> order(dims.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return like_strides[a] > like_strides[b]; });
+  dnnl::memory::dims strides(dims.size());
+  int64_t stride = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    strides[*it] = stride;
+    stride *= dims[*it];
+  }
+  return dnnl::memory::desc(dims, type, strides);
+}
+
 // Builds the pooling of `x_dims` into `y_dims` (both N, C, spatial...). The input is read as it
 // is stored (row-major, or the layout a previous oneDNN kernel left it in; `x_dims` are then the
 // tensor's own); the output takes the layout the primitive picks to go with it.
@@ -45,8 +71,10 @@ runtime::KernelChoice make_pool(const runtime::KernelQuery& query, algo algorith
                                 const dnnl::memory::dims& x_dims, const dnnl::memory::dims& y_dims,
                                 const dnnl::memory::dims& kernel_dims, const dnnl::memory::dims& strides,
                                 const dnnl::memory::dims& dilations, const dnnl::memory::dims& pad_begin,
-                                const dnnl::memory::dims& pad_end) {
+                                const dnnl::memory::dims& pad_end,
+                                const dnnl::primitive_attr& attr = base_attr()) {
   const DType dtype = input_info(query.node, 0).dtype;
+  const DType y_dtype = output_info(query.node, 0).dtype;
   auto kernel = std::make_shared<PoolKernel>();
   const std::optional<dnnl::memory::desc> stored = stored_desc(query, 0);
   if (!stored) return {};
@@ -54,13 +82,22 @@ runtime::KernelChoice make_pool(const runtime::KernelQuery& query, algo algorith
   if (reshaped && query.input_layouts[0] != nullptr) return {};
   kernel->x_desc =
       reshaped ? plain_desc(Shape(std::vector<int64_t>(x_dims.begin(), x_dims.end())), dtype) : *stored;
-  const dnnl::memory::desc y_plain =
+  dnnl::memory::desc y_plain =
       plain_desc(Shape(std::vector<int64_t>(y_dims.begin(), y_dims.end())), output_info(query.node, 0).dtype);
-  const dnnl::memory::desc y_any(y_dims, kernel->x_desc.get_data_type(), dnnl::memory::format_tag::any);
+  // Float outputs take the stored input's type (narrower in bf16 plans); 8-bit ones their own.
+  const dnnl::memory::data_type y_type =
+      is_float(y_dtype) ? kernel->x_desc.get_data_type() : *to_dnnl(y_dtype);
+  const dnnl::memory::desc y_any(y_dims, y_type, dnnl::memory::format_tag::any);
   const bool row_major = query.output_row_major[0] || reshaped || query.input_layouts[0] == nullptr;
+  // oneDNN's int8 pooling reads and writes one layout: a row-major output of 1x1 planes has the
+  // same bytes as the channels-last one, so it is written in the input's order of axes.
+  if (row_major && query.input_layouts[0] != nullptr && !is_float(y_dtype) &&
+      stored->get_inner_nblks() == 0 &&
+      std::all_of(y_dims.begin() + 2, y_dims.end(), [](int64_t d) { return d == 1; }))
+    y_plain = same_order_desc(*stored, y_dims, y_type);
   const dnnl::pooling_forward::primitive_desc pd(cpu_engine(), dnnl::prop_kind::forward_inference, algorithm,
                                                  kernel->x_desc, row_major ? y_plain : y_any, strides,
-                                                 kernel_dims, dilations, pad_begin, pad_end, base_attr());
+                                                 kernel_dims, dilations, pad_begin, pad_end, attr);
   if (is_generic_impl(pd)) return {};
   kernel->pool = Prepared<dnnl::pooling_forward>(pd);
   runtime::KernelChoice choice;
@@ -161,6 +198,42 @@ runtime::KernelChoice make_global_max_pool(const runtime::KernelQuery& query) {
   return make_global_pool(query, algo::pooling_max);
 }
 
+// The one value of a per-tensor constant input as a double (0 for a missing zero point), or
+// nothing when it is not a constant of one element.
+std::optional<double> per_tensor_value(const graph::Node& node, int i, double missing) {
+  if (!has_input(node, i)) return missing;
+  const Tensor* t = constant_input(node, i);
+  if (t == nullptr || t->numel() != 1) return std::nullopt;
+  return t->cast(DType::kFloat64).to_vector<double>()[0];
+}
+
+runtime::KernelChoice make_qlinear_average_pool(const runtime::KernelQuery& query) {
+  const graph::Node& node = query.node;
+  const auto& x = input_info(node, 0);
+  if (node.outputs.size() != 1 || output_info(node, 0).shape.numel() == 0) return {};
+  const std::optional<double> x_scale = per_tensor_value(node, 1, 1), x_zero = per_tensor_value(node, 2, 0),
+                              y_scale = per_tensor_value(node, 3, 1), y_zero = per_tensor_value(node, 4, 0);
+  if (!x_scale || !x_zero || !y_scale || !y_zero || *y_scale == 0) return {};
+  const std::optional<WindowGeometry> g = window_geometry(query.attrs, x.shape, false);
+  if (!g) return {};
+  const auto padded = [](const dnnl::memory::dims& pads) {
+    return std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 0; });
+  };
+  if (g->algorithm == algo::pooling_avg_include_padding && *x_zero != 0 &&
+      (padded(g->pad_begin) || padded(g->pad_end)))
+    return {};
+  const double ratio = *x_scale / *y_scale;
+  const double shift = *y_zero - *x_zero * ratio;
+  dnnl::primitive_attr attr = base_attr();
+  if (ratio != 1 || shift != 0) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(algo::eltwise_linear, static_cast<float>(ratio), static_cast<float>(shift));
+    attr.set_post_ops(ops);
+  }
+  return make_pool(query, g->algorithm, to_dims(x.shape), to_dims(output_info(node, 0).shape), g->kernel,
+                   g->strides, g->dilations, g->pad_begin, g->pad_end, attr);
+}
+
 // ---- MaxPoolGrad and AveragePoolGrad (dY, X) -> dX, row-major, on the backward primitive ----
 // Max pooling's backward reads the forward's workspace (where each maximum was), so the kernel
 // runs the forward in training mode first, into scratch bytes, from X.
@@ -229,5 +302,6 @@ KILN_ONEDNN_LAYOUT_KERNEL(GlobalAveragePool, make_global_average_pool);
 KILN_ONEDNN_KERNEL(MaxPoolGrad, make_max_pool_grad);
 KILN_ONEDNN_KERNEL(AveragePoolGrad, make_average_pool_grad);
 KILN_ONEDNN_LAYOUT_KERNEL(GlobalMaxPool, make_global_max_pool);
+KILN_ONEDNN_LAYOUT_KERNEL(FusedQLinearAveragePool, make_qlinear_average_pool);
 
 }  // namespace kiln::onednn

@@ -16,6 +16,7 @@
 
 #include "backends/onednn/conv_geometry.h"
 #include "backends/onednn/onednn_common.h"
+#include "ops/fused_quantized_inputs.h"
 
 namespace kiln::onednn {
 namespace {
@@ -23,22 +24,7 @@ namespace {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-enum Input {
-  kX,
-  kXScale,
-  kXZero,
-  kW,
-  kWScale,
-  kWZero,
-  kYScale,
-  kYZero,
-  kBias,
-  kZ,
-  kZScale,
-  kZZero,
-  kMidScale,
-  kMidZero
-};
+using namespace ops::qlinear_conv_input;
 
 std::vector<float> floats_of(const Tensor& t) {
   return t.cast(DType::kFloat32).contiguous().to_vector<float>();

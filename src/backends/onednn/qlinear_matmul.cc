@@ -9,6 +9,7 @@
 
 #include "backends/onednn/int8_matmul.h"
 #include "backends/onednn/onednn_common.h"
+#include "ops/fused_quantized_inputs.h"
 
 namespace kiln::onednn {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-enum Input { kA, kAScale, kAZero, kB, kBScale, kBZero, kYScale, kYZero, kBias };
+using namespace ops::qlinear_matmul_input;
 
 std::vector<float> floats_of(const Tensor& t) {
   return t.cast(DType::kFloat32).contiguous().to_vector<float>();

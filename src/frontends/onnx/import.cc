@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -78,6 +77,12 @@ AttrValue attribute_value(const ::onnx::AttributeProto& attr, const TensorSource
   }
 }
 
+// Frees a tensor's bytes once Kiln holds its own copy, so that a model's weights are never held
+// twice while it is imported (a protobuf string only gives its memory back when destroyed).
+void release_data(::onnx::TensorProto& proto) {
+  ::onnx::TensorProto().Swap(&proto);
+}
+
 // The value of a Constant node, from whichever of its attributes is set.
 Tensor constant_value(const ::onnx::NodeProto& node, const TensorSource& source) {
   KILN_CHECK(node.attribute_size() == 1, ErrorCode::kIo, "needs exactly one value attribute, has ",
@@ -140,9 +145,10 @@ std::vector<int> node_order(const ::onnx::GraphProto& graph, const std::set<std:
   return order;
 }
 
+// The importer consumes the model: each tensor's bytes are released as soon as they are converted.
 class Importer {
  public:
-  Importer(const ::onnx::ModelProto& model, const std::string& base_dir, const std::string& name,
+  Importer(::onnx::ModelProto& model, const std::string& base_dir, const std::string& name,
            const ImportOptions& options)
       : model_(model), base_dir_(base_dir), options_(options), where_("onnx model '" + name + "'") {
     graph_.name = name;
@@ -150,7 +156,7 @@ class Importer {
 
   graph::Graph run() {
     read_opsets();
-    const auto& g = model_.graph();
+    auto& g = *model_.mutable_graph();
     for (const auto& sparse : g.sparse_initializer())
       problems_.push_back("sparse initializer '" + sparse.values().name() +
                           "': sparse tensors are not supported");
@@ -167,7 +173,7 @@ class Importer {
     std::set<std::string> available;
     for (graph::Value* v : graph_.inputs()) available.insert(v->name);
     for (graph::Value* v : graph_.initializers()) available.insert(v->name);
-    for (int i : node_order(g, available, where_)) add_node(g.node(i));
+    for (int i : node_order(g, available, where_)) add_node(*g.mutable_node(i));
     for (const auto& out : g.output()) {
       graph::Value* v = graph_.find_value(out.name());
       KILN_CHECK(v != nullptr, ErrorCode::kIo, where_, ": graph output '", out.name(),
@@ -204,14 +210,16 @@ class Importer {
                opset_, " is outside the opsets Kiln imports (", kOldestOpset, " to ", kNewestOpset, ")");
   }
 
-  void add_initializers(const ::onnx::GraphProto& g) {
-    for (const auto& init : g.initializer()) {
+  void add_initializers(::onnx::GraphProto& g) {
+    for (auto& init : *g.mutable_initializer()) {
       const std::string where = "initializer '" + init.name() + "'";
       KILN_CHECK(!init.name().empty(), ErrorCode::kIo, where_, ": an initializer has no name");
       KILN_CHECK(graph_.find_value(init.name()) == nullptr, ErrorCode::kIo, where_, ": ", where,
                  " is given twice");
       try {
-        graph_.add_initializer(init.name(), tensor_from_proto(init, {base_dir_, where}));
+        Tensor value = tensor_from_proto(init, {base_dir_, where});
+        graph_.add_initializer(init.name(), std::move(value));
+        release_data(init);
       } catch (const Error& e) {
         if (e.code() != ErrorCode::kUnsupported) throw Error(e.code(), where_ + ": " + e.what());
         problems_.push_back(e.what());
@@ -273,7 +281,7 @@ class Importer {
                                                                                    : graph_.fresh_name(base);
   }
 
-  void add_node(const ::onnx::NodeProto& node) {
+  void add_node(::onnx::NodeProto& node) {
     const TensorSource source{base_dir_, node_label(node)};
     if (!is_default_domain(node.domain()))
       return refuse(node, "domain '" + node.domain() + "' is not supported");
@@ -350,11 +358,12 @@ class Importer {
     }
   }
 
-  void add_constant(const ::onnx::NodeProto& node, const TensorSource& source) {
+  void add_constant(::onnx::NodeProto& node, const TensorSource& source) {
     KILN_CHECK(node.output_size() == 1 && !node.output(0).empty(), ErrorCode::kIo, where_, ": ",
                node_label(node), ": a Constant has one output");
     try {
       graph_.add_initializer(node.output(0), constant_value(node, source));
+      if (node.attribute(0).has_t()) release_data(*node.mutable_attribute(0)->mutable_t());
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kUnsupported)
         throw Error(e.code(), where_ + ": " + node_label(node) + ": " + e.what());
@@ -362,7 +371,7 @@ class Importer {
     }
   }
 
-  const ::onnx::ModelProto& model_;
+  ::onnx::ModelProto& model_;
   std::string base_dir_;
   const ImportOptions& options_;
   std::string where_;
@@ -373,18 +382,18 @@ class Importer {
   std::vector<std::string> problems_;
 };
 
-// Reads and parses a .onnx file; kIo names the file when it is not a ModelProto.
+// Reads and parses a .onnx file; kIo names the file when it is not a ModelProto. The file is parsed
+// as it is read, so that its bytes are not held twice (the whole file and the parsed message).
 ::onnx::ModelProto read_model_proto(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   KILN_CHECK(in.good(), ErrorCode::kNotFound, "cannot open ONNX model '", path, "'");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ::onnx::ModelProto model;
-  KILN_CHECK(model.ParseFromString(bytes), ErrorCode::kIo, "'", path,
+  KILN_CHECK(model.ParseFromIstream(&in), ErrorCode::kIo, "'", path,
              "' is not an ONNX model (the protobuf does not parse; truncated or another format?)");
   return model;
 }
 
-graph::Graph import_model_proto(const ::onnx::ModelProto& model, const std::string& base_dir,
+graph::Graph import_model_proto(::onnx::ModelProto& model, const std::string& base_dir,
                                 const std::string& name, const ImportOptions& options) {
   return Importer(model, base_dir, name, options).run();
 }
@@ -402,8 +411,8 @@ graph::Graph import_model_bytes(std::string_view bytes, const std::string& base_
 
 graph::Graph import_model(const std::string& path, const ImportOptions& options) {
   const fs::path file(path);
-  return import_model_proto(read_model_proto(path), file.parent_path().string(), file.stem().string(),
-                            options);
+  ::onnx::ModelProto model = read_model_proto(path);
+  return import_model_proto(model, file.parent_path().string(), file.stem().string(), options);
 }
 
 }  // namespace kiln::onnx

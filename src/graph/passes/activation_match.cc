@@ -7,25 +7,6 @@
 #include "graph/passes/passes.h"
 
 namespace kiln::graph {
-namespace {
-
-Node* sole_reader(const Graph& graph, const Value* v) {
-  if (v->users.size() != 1 || is_graph_output(graph, v)) return nullptr;
-  return v->users[0];
-}
-
-Value* other_input(const Node& binary, const Value* v) {
-  if (binary.inputs.size() != 2) return nullptr;
-  return binary.inputs[0] == v ? binary.inputs[1] : binary.inputs[1] == v ? binary.inputs[0] : nullptr;
-}
-
-std::optional<double> constant_scalar(const Graph& graph, const Value* v) {
-  if (!v || !is_fixed_constant(graph, v) || v->constant.numel() != 1) return std::nullopt;
-  return v->constant.cast(DType::kFloat64).to_vector<double>()[0];
-}
-
-}  // namespace
-
 std::optional<MatchedActivation> match_activation(const Graph& graph, Value* v) {
   if (v->users.empty() || is_graph_output(graph, v)) return std::nullopt;
   if (v->users.size() == 2) {  // SiLU: Mul(v, Sigmoid(v))

@@ -1,8 +1,9 @@
-// Expanding fused ops back into standard ones, the inverse of fuse_post_ops: FusedConv becomes
-// Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul MatMul [-> Add(bias)]
-// [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv, FusedQLinearMatMul and
-// FusedDynamicQLinearMatMul (fuse_quantized_ops) go back to their QDQ form. Writers of formats that lack
-// Kiln's fused ops (ONNX) run it first, so an optimized graph can still be saved.
+// Expanding fused ops back into standard ones, the inverse of fuse_post_ops and fuse_matmul_scale_add:
+// FusedConv becomes Conv [-> Add(Z)] [-> activation], FusedGemm Gemm [-> activation], FusedMatMul
+// MatMul [-> Mul(alpha)] [-> Add(bias)] [-> activation]; SiLU becomes x * Sigmoid(x). FusedQLinearConv,
+// FusedQLinearMatMul, FusedDynamicQLinearMatMul and FusedQLinearAveragePool (fuse_quantized_ops) go
+// back to their QDQ form. Writers of formats that lack Kiln's fused ops (ONNX) run it first, so an
+// optimized graph can still be saved.
 #include <map>
 
 #include "graph/passes/passes.h"
@@ -48,11 +49,21 @@ bool expand(Graph& graph, Node* fused) {
   AttrMap attrs = fused->attrs;
   attrs.erase("activation");
   attrs.erase("activation_params");
+  // FusedMatMul's alpha is its own (Gemm's is the base op's).
+  const bool scaled = fused->op == "FusedMatMul";
+  const double alpha = scaled ? fused->schema().bind(fused->attrs).get_float("alpha") : 1.0;
+  if (scaled) attrs.erase("alpha");
   std::vector<Value*> inputs(
       fused->inputs.begin(),
       fused->inputs.begin() + static_cast<long>(std::min(base_inputs, fused->inputs.size())));
   Value* y = graph.add_node(base->second.first, inputs, attrs, graph.fresh_name(fused->name))->outputs[0];
   y->info = fused->outputs[0]->info;
+  if (alpha != 1.0) {
+    const auto& info = fused->outputs[0]->info;
+    Value* scale = scalar_constant(graph, *fused, "alpha", alpha, info ? info->dtype : DType::kFloat32);
+    y = graph.add_node("Mul", {y, scale}, {}, graph.fresh_name(fused->name + "/scale"))->outputs[0];
+    y->info = fused->outputs[0]->info;
+  }
   if (fused->inputs.size() > base_inputs && fused->inputs[base_inputs] != nullptr) {
     y = graph.add_node("Add", {y, fused->inputs[base_inputs]}, {}, graph.fresh_name(fused->name + "/add"))
             ->outputs[0];
@@ -63,6 +74,37 @@ bool expand(Graph& graph, Node* fused) {
   return remove_node_replacing(graph, fused, {y});
 }
 
+// The nodes a fused node expands into: added beside it, named after it, and removed again together
+// when the fused node cannot be replaced by them.
+class Expansion {
+ public:
+  Expansion(Graph& graph, Node* fused) : graph_(graph), fused_(fused) {}
+
+  // The fused node's input i, null when it is absent.
+  Value* input(size_t i) const { return i < fused_->inputs.size() ? fused_->inputs[i] : nullptr; }
+  Node* add_node(const std::string& op, std::vector<Value*> inputs, AttrMap attrs, const std::string& what) {
+    added_.push_back(graph_.add_node(op, std::move(inputs), std::move(attrs),
+                                     graph_.fresh_name(fused_->name + "/" + what)));
+    graph_.infer_node(added_.back(), /*allow_unknown=*/true);
+    return added_.back();
+  }
+  Value* add(const std::string& op, std::vector<Value*> inputs, AttrMap attrs, const std::string& what) {
+    return add_node(op, std::move(inputs), std::move(attrs), what)->outputs[0];
+  }
+  Node* last_added() const { return added_.back(); }
+  // Puts `output` in place of the fused node's; false (and nothing added left) when impossible.
+  bool replace_fused(Value* output) {
+    if (remove_node_replacing(graph_, fused_, {output})) return true;
+    for (auto it = added_.rbegin(); it != added_.rend(); ++it) graph_.remove_node(*it);
+    return false;
+  }
+
+ private:
+  Graph& graph_;
+  Node* fused_;
+  std::vector<Node*> added_;
+};
+
 // FusedQLinearConv and FusedQLinearMatMul back into their QDQ form: DequantizeLinear of the
 // activation, of the weight (per output channel: axis 0 of a Conv weight, axis 1 of a (K, N)
 // matrix) and of a residual, the FusedConv or FusedMatMul of those (expanded in turn), the Add
@@ -71,20 +113,13 @@ bool expand(Graph& graph, Node* fused) {
 bool expand_quantized(Graph& graph, Node* fused) {
   const bool is_conv = fused->op == "FusedQLinearConv";
   if (!is_conv && fused->op != "FusedQLinearMatMul") return false;
-  const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
-  std::vector<Node*> added;
-  const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
-                       const std::string& what) {
-    added.push_back(
-        graph.add_node(op, std::move(inputs), std::move(attrs), graph.fresh_name(fused->name + "/" + what)));
-    graph.infer_node(added.back(), /*allow_unknown=*/true);
-    return added.back()->outputs[0];
-  };
+  Expansion expansion(graph, fused);
+  const auto input = [&](size_t i) { return expansion.input(i); };
   const auto dequantize = [&](size_t q, size_t scale, size_t zero_point, int64_t axis,
                               const std::string& what) {
     std::vector<Value*> inputs{input(q), input(scale)};
     if (input(zero_point)) inputs.push_back(input(zero_point));
-    return add("DequantizeLinear", inputs, {{"axis", axis}}, what);
+    return expansion.add("DequantizeLinear", inputs, {{"axis", axis}}, what);
   };
   // FusedQLinearConv's mid_scale: the convolution is requantized before the residual and the
   // activation, which then follow as their own nodes.
@@ -101,30 +136,27 @@ bool expand_quantized(Graph& graph, Node* fused) {
     base_attrs.insert_or_assign("activation", AttrValue(std::string()));
     base_attrs.insert_or_assign("activation_params", AttrValue(std::vector<double>{}));
   }
-  Value* y = add(is_conv ? "FusedConv" : "FusedMatMul", base_inputs, base_attrs, "base");
-  Node* base = added.back();
+  Value* y = expansion.add(is_conv ? "FusedConv" : "FusedMatMul", base_inputs, base_attrs, "base");
+  Node* base = expansion.last_added();
   if (mid) {
     std::vector<Value*> params{input(12)};
     if (input(13)) params.push_back(input(13));
     std::vector<Value*> q_inputs{y};
     q_inputs.insert(q_inputs.end(), params.begin(), params.end());
-    std::vector<Value*> dq_inputs{add("QuantizeLinear", q_inputs, {}, "mid_quantize")};
+    std::vector<Value*> dq_inputs{expansion.add("QuantizeLinear", q_inputs, {}, "mid_quantize")};
     dq_inputs.insert(dq_inputs.end(), params.begin(), params.end());
-    y = add("DequantizeLinear", dq_inputs, {}, "mid_dequantize");
-    if (z) y = add("Add", {y, z}, {}, "residual");
+    y = expansion.add("DequantizeLinear", dq_inputs, {}, "mid_dequantize");
+    if (z) y = expansion.add("Add", {y, z}, {}, "residual");
     y = add_activation(graph, *fused, y);
     graph.infer_node(y->producer, /*allow_unknown=*/true);
   }
-  if (z && residual_last) y = add("Add", {y, z}, {}, "residual");
+  if (z && residual_last) y = expansion.add("Add", {y, z}, {}, "residual");
   if (input(6)) {
     std::vector<Value*> q_inputs{y, input(6)};
     if (input(7)) q_inputs.push_back(input(7));
-    y = add("QuantizeLinear", q_inputs, {}, "quantize");
+    y = expansion.add("QuantizeLinear", q_inputs, {}, "quantize");
   }
-  if (!remove_node_replacing(graph, fused, {y})) {
-    for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
-    return false;
-  }
+  if (!expansion.replace_fused(y)) return false;
   expand(graph, base);
   return true;
 }
@@ -133,33 +165,40 @@ bool expand_quantized(Graph& graph, Node* fused) {
 // DequantizeLinear of the weight (per column), and the FusedMatMul of those (expanded in turn).
 bool expand_dynamic_quantized(Graph& graph, Node* fused) {
   if (fused->op != "FusedDynamicQLinearMatMul") return false;
-  const auto input = [&](size_t i) { return i < fused->inputs.size() ? fused->inputs[i] : nullptr; };
-  std::vector<Node*> added;
-  const auto add = [&](const std::string& op, std::vector<Value*> inputs, AttrMap attrs,
-                       const std::string& what) {
-    added.push_back(
-        graph.add_node(op, std::move(inputs), std::move(attrs), graph.fresh_name(fused->name + "/" + what)));
-    graph.infer_node(added.back(), /*allow_unknown=*/true);
-    return added.back();
-  };
-  const Node* dynamic = add("DynamicQuantizeLinear", {input(0)}, {}, "dynamic_quantize");
-  Value* a = add("DequantizeLinear", dynamic->outputs, {}, "a")->outputs[0];
+  Expansion expansion(graph, fused);
+  const auto input = [&](size_t i) { return expansion.input(i); };
+  const Node* dynamic = expansion.add_node("DynamicQuantizeLinear", {input(0)}, {}, "dynamic_quantize");
+  Value* a = expansion.add_node("DequantizeLinear", dynamic->outputs, {}, "a")->outputs[0];
   std::vector<Value*> b_inputs{input(1), input(2)};
   if (input(3)) b_inputs.push_back(input(3));
-  Value* b = add("DequantizeLinear", b_inputs, {{"axis", int64_t{1}}}, "b")->outputs[0];
-  Node* base = add("FusedMatMul", {a, b, input(4)}, fused->attrs, "base");
-  if (!remove_node_replacing(graph, fused, {base->outputs[0]})) {
-    for (auto it = added.rbegin(); it != added.rend(); ++it) graph.remove_node(*it);
-    return false;
-  }
+  Value* b = expansion.add_node("DequantizeLinear", b_inputs, {{"axis", int64_t{1}}}, "b")->outputs[0];
+  Node* base = expansion.add_node("FusedMatMul", {a, b, input(4)}, fused->attrs, "base");
+  if (!expansion.replace_fused(base->outputs[0])) return false;
   expand(graph, base);
+  return true;
+}
+
+// FusedQLinearAveragePool back into DequantizeLinear -> AveragePool -> QuantizeLinear.
+bool expand_quantized_average_pool(Graph& graph, Node* fused) {
+  if (fused->op != "FusedQLinearAveragePool") return false;
+  Expansion expansion(graph, fused);
+  const auto input = [&](size_t i) { return expansion.input(i); };
+  std::vector<Value*> x_inputs{input(0), input(1)};
+  if (input(2)) x_inputs.push_back(input(2));
+  Value* pooled = expansion.add("AveragePool", {expansion.add("DequantizeLinear", x_inputs, {}, "x")},
+                                fused->attrs, "base");
+  std::vector<Value*> q_inputs{pooled, input(3)};
+  if (input(4)) q_inputs.push_back(input(4));
+  Value* y = expansion.add("QuantizeLinear", q_inputs, {}, "quantize");
+  if (!expansion.replace_fused(y)) return false;
   return true;
 }
 
 bool expand_fused_ops(Graph& graph) {
   bool changed = false;
   for (Node* n : graph.nodes())
-    changed |= expand_quantized(graph, n) || expand_dynamic_quantized(graph, n) || expand(graph, n);
+    changed |= expand_quantized(graph, n) || expand_dynamic_quantized(graph, n) ||
+               expand_quantized_average_pool(graph, n) || expand(graph, n);
   return changed;
 }
 

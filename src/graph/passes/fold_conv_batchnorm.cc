@@ -4,7 +4,7 @@
 //   W'[m] = W[m] * s[m]        B'[m] = (B[m] - mean[m]) * s[m] + beta[m]   (B = 0 when absent)
 // This holds for grouped convs too: W's first axis is the output channel whatever the groups.
 // W' and B' are computed in double and stored in W's dtype, as new initializers (W may be shared
-// with other nodes; dead-node elimination drops the old one when nothing else reads it).
+// with other nodes); the old ones are dropped as soon as nothing reads them.
 //
 // Preconditions: training_mode = 0; W, B and the four BatchNormalization parameters are fixed
 // constants of W's channel count; the Conv's output is read by the BatchNormalization alone.
@@ -61,12 +61,23 @@ bool fold_into_conv(Graph& graph, Node* bn) {
   replacements[0] = conv->outputs[0];
   if (!remove_node_replacing(graph, bn, replacements)) return false;
 
-  Tensor w_folded = w.cast(DType::kFloat64);
-  double* wp = w_folded.data<double>();
+  // Each element is scaled in double and rounded once to W's dtype; no double copy of W is made,
+  // so that folding a large model does not hold its weights several times over.
+  const Tensor w_in = w.contiguous();
+  Tensor w_folded = Tensor::empty(w.shape(), w.dtype());
   const int64_t per_channel = channels == 0 ? 0 : w.numel() / channels;
-  for (int64_t m = 0; m < channels; ++m)
-    for (int64_t k = 0; k < per_channel; ++k) wp[m * per_channel + k] *= factor[static_cast<size_t>(m)];
-  Value* w_new = graph.add_initializer(graph.fresh_name(conv->name + "_W_bn"), w_folded.cast(w.dtype()));
+  dispatch_dtype(w.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* from = w_in.data<T>();
+    T* to = w_folded.data<T>();
+    for (int64_t m = 0; m < channels; ++m) {
+      for (int64_t k = 0; k < per_channel; ++k) {
+        const int64_t i = m * per_channel + k;
+        to[i] = convert_value<T>(convert_value<double>(from[i]) * factor[static_cast<size_t>(m)]);
+      }
+    }
+  });
+  Value* w_new = graph.add_initializer(graph.fresh_name(conv->name + "_W_bn"), w_folded);
   Value* b_new = graph.add_initializer(graph.fresh_name(conv->name + "_B_bn"),
                                        Tensor::from_vector(bias, Shape{channels}).cast(w.dtype()));
   graph.set_input(conv, 1, w_new);
@@ -77,8 +88,13 @@ bool fold_into_conv(Graph& graph, Node* bn) {
 
 bool fold_conv_batchnorm(Graph& graph) {
   bool changed = false;
-  for (Node* n : graph.nodes())
-    if (n->op == "BatchNormalization") changed |= fold_into_conv(graph, n);
+  for (Node* n : graph.nodes()) {
+    if (n->op != "BatchNormalization" || !fold_into_conv(graph, n)) continue;
+    // The replaced weight goes at once, not at the next dead-node elimination: the next fold's
+    // new weight may then reuse its bytes, and a model's weights are never held twice.
+    graph.remove_unused_values();
+    changed = true;
+  }
   return changed;
 }
 

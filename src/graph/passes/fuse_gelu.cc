@@ -14,25 +14,8 @@
 namespace kiln::graph {
 namespace {
 
-std::optional<double> constant_scalar(const Graph& graph, const Value* v) {
-  if (!v || !is_fixed_constant(graph, v) || v->constant.numel() != 1) return std::nullopt;
-  return v->constant.cast(DType::kFloat64).to_vector<double>()[0];
-}
-
 bool near(std::optional<double> value, double want) {
   return value && std::fabs(*value - want) <= 1e-4 * std::fabs(want);
-}
-
-// The node that alone reads `v`, if `v` is not also a graph output.
-Node* sole_reader(const Graph& graph, const Value* v) {
-  if (v->users.size() != 1 || is_graph_output(graph, v)) return nullptr;
-  return v->users[0];
-}
-
-// For a binary node reading `v`: its other input.
-Value* other_input(const Node& n, const Value* v) {
-  if (n.inputs.size() != 2) return nullptr;
-  return n.inputs[0] == v ? n.inputs[1] : n.inputs[1] == v ? n.inputs[0] : nullptr;
 }
 
 // x / sqrt(2), or x * (1 / sqrt(2)): the node scaling x that feeds Erf.

@@ -18,17 +18,6 @@
 namespace kiln::graph {
 namespace {
 
-// The node that alone reads `v`, if `v` is not also a graph output.
-Node* sole_reader(const Graph& graph, const Value* v) {
-  if (v->users.size() != 1 || is_graph_output(graph, v)) return nullptr;
-  return v->users[0];
-}
-
-Value* other_input(const Node& binary, const Value* v) {
-  if (binary.inputs.size() != 2) return nullptr;
-  return binary.inputs[0] == v ? binary.inputs[1] : binary.inputs[1] == v ? binary.inputs[0] : nullptr;
-}
-
 // Same dtype and same shape, free dims in the same places (a free batch dimension shared by the
 // whole graph). Should two free dims turn out to differ once shapes are bound, the fused op's
 // inference refuses the residual then: it never broadcasts silently.

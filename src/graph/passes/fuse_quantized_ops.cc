@@ -11,6 +11,7 @@
 //   DQ(x) -> MaxPool | Reshape | Flatten | Squeeze | Unsqueeze | Transpose | Resize (nearest)
 //   -> Q (same scale and zero point)                                     =>   the op on x itself
 //   Concat(DQ(x1), DQ(x2), ...) -> Q (all the same parameters)          =>   Concat(x1, x2, ...)
+//   DQ(x) -> AveragePool | GlobalAveragePool -> Q                        =>   FusedQLinearAveragePool
 //
 // The activation is any of those fused_activation.h lists (SiLU as x * Sigmoid(x), YOLO's),
 // applied by the int8 kernel before it requantizes. Without a final Q the fused convolution
@@ -32,11 +33,6 @@
 
 namespace kiln::graph {
 namespace {
-
-Node* sole_reader(const Graph& graph, const Value* v) {
-  if (v->users.size() != 1 || is_graph_output(graph, v)) return nullptr;
-  return v->users[0];
-}
 
 bool is_8bit(DType d) {
   return d == DType::kInt8 || d == DType::kUInt8;
@@ -350,6 +346,29 @@ bool fuse_value_preserving(Graph& graph, Node* n, std::set<const Node*>& removed
   return true;
 }
 
+// DQ -> AveragePool | GlobalAveragePool -> Q (any parameters): the mean of 8-bit values,
+// requantized. GlobalAveragePool becomes the window of all spatial axes.
+bool fuse_average_pool(Graph& graph, Node* n, std::set<const Node*>& removed) {
+  if (n->op != "AveragePool" && n->op != "GlobalAveragePool") return false;
+  const auto x = dequantized(graph, n->inputs[0]);
+  Node* q = final_quantize(graph, n->outputs[0]);
+  if (!x || !q || !x->q->info) return false;
+  AttrMap attrs = n->attrs;
+  if (n->op == "GlobalAveragePool") {
+    const Shape& shape = x->q->info->shape;
+    std::vector<int64_t> spatial;
+    for (int i = 2; i < shape.ndim(); ++i) spatial.push_back(shape[i]);
+    if (spatial.empty() || std::any_of(spatial.begin(), spatial.end(), [](int64_t d) { return d <= 0; }))
+      return false;
+    attrs = {{"kernel_shape", AttrValue(spatial)}};
+  }
+  std::vector<Value*> inputs{x->q, x->scale, x->zero_point, q->inputs[1],
+                             q->inputs.size() > 2 ? q->inputs[2] : nullptr};
+  while (inputs.back() == nullptr) inputs.pop_back();
+  Node* fused = graph.add_node("FusedQLinearAveragePool", inputs, attrs, graph.fresh_name(n->name + "_int8"));
+  return replace_chain(graph, fused, q->outputs[0], {n, q}, removed);
+}
+
 bool fuse_quantized_ops(Graph& graph) {
   bool changed = false;
   std::set<const Node*> removed;
@@ -357,7 +376,9 @@ bool fuse_quantized_ops(Graph& graph) {
     if (!removed.count(n)) changed |= fuse_value_preserving(graph, n, removed);
   removed.clear();
   for (Node* n : graph.topological_order())
-    if (!removed.count(n)) changed |= fuse_conv(graph, n, removed) || fuse_matmul(graph, n, removed);
+    if (!removed.count(n))
+      changed |= fuse_conv(graph, n, removed) || fuse_matmul(graph, n, removed) ||
+                 fuse_average_pool(graph, n, removed);
   // The DequantizeLinear nodes the fused ops no longer read go; those of constants that float ops
   // still read (weights of layers left in float) are computed once, here, instead of every run.
   std::vector<Node*> order = graph.topological_order();

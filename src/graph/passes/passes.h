@@ -52,6 +52,12 @@ Pass fuse_gelu_pass();
 // x * Sigmoid(x) as SiLU). Needs shapes.
 Pass fuse_post_ops_pass();
 
+// Folds a constant scalar Mul or Div and an Add of a tensor that broadcasts to the product into
+// the MatMul before them: one FusedMatMul with `alpha` and that addend (attention scores scaled
+// and masked before Softmax, a residual Add after a projection). Runs after fuse_post_ops, on the
+// MatMuls it left. Needs shapes.
+Pass fuse_matmul_scale_add_pass();
+
 // Turns the QDQ form into int8 ops: DequantizeLinear -> Conv (+ bias) -> [Add of a dequantized
 // residual] -> [Relu | Clip] -> [QuantizeLinear] becomes one FusedQLinearConv, MatMul or Gemm
 // likewise (with a per-column bias) one FusedQLinearMatMul, and MaxPool,
@@ -63,5 +69,11 @@ Pass fuse_quantized_ops_pass();
 // formats that lack Kiln's fused ops (ONNX); FusedQLinearConv and FusedQLinearMatMul become their
 // QDQ form again.
 Pass expand_fused_ops_pass();
+
+// Not a pass but a short pipeline of them, for the model tools: constant folding, identity
+// elimination, BatchNormalization folded into the Conv before it and dead nodes removed, then
+// shape inference (unknown run-time shapes allowed). The graph as the runtime simplifies it, short
+// of fusion (which would hide a Conv and its activation inside one op).
+void simplify_unfused(Graph& g);
 
 }  // namespace kiln::graph

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "graph/pass.h"
+#include "graph/passes/passes.h"
 #include "kiln/error.hpp"
 #include "kiln/prune.hpp"
 #include "tools/prune/weights.h"
@@ -318,14 +319,27 @@ std::vector<int64_t> expand_blocks(const std::vector<int64_t>& keep, int64_t blo
   return rows;
 }
 
+// How many of `channels` output channels stay when a share `ratio` goes: C - floor(ratio * C),
+// rounded to the nearest multiple of `multiple` (halves up, keeping more) within [multiple, the
+// largest multiple not above C]; all of them when C <= multiple.
+int64_t kept_count(int64_t channels, double ratio, int64_t multiple) {
+  const int64_t kept = channels - static_cast<int64_t>(std::floor(ratio * static_cast<double>(channels)));
+  if (multiple == 1) return kept;
+  if (channels <= multiple) return channels;
+  const int64_t nearest = (kept + multiple / 2) / multiple * multiple;
+  return std::clamp(nearest, multiple, channels / multiple * multiple);
+}
+
 }  // namespace
 
 Graph prune_channels(Graph model, const ChannelPruneOptions& options, PruneReport* report) {
   detail::check_ratio(options.ratio, "prune_channels");
   KILN_CHECK(options.norm == "l1" || options.norm == "l2", ErrorCode::kInvalidArgument,
              "prune_channels: norm must be \"l1\" or \"l2\", got \"", options.norm, "\"");
+  KILN_CHECK(options.channel_multiple >= 1, ErrorCode::kInvalidArgument,
+             "prune_channels: channel_multiple must be at least 1, got ", options.channel_multiple);
   Graph& g = model;
-  detail::simplify(g);
+  graph::simplify_unfused(g);
   const Graph original = report ? g.clone() : Graph();
   const std::vector<Node*> convs = detail::weighted_layers(g, {"Conv"});
   detail::check_layer_names(convs, options.layers, "prune_channels");
@@ -362,7 +376,7 @@ Graph prune_channels(Graph model, const ChannelPruneOptions& options, PruneRepor
     }
     if (!chosen || excluded) continue;
     const int64_t channels = conv->inputs[1]->constant.shape()[0];
-    const auto removed = static_cast<int64_t>(std::floor(options.ratio * static_cast<double>(channels)));
+    const int64_t removed = channels - kept_count(channels, options.ratio, options.channel_multiple);
     if (removed == 0) continue;
     // Residual groups rank channels by the sum of their filters' norms over the group's Convs.
     std::vector<double> norms(static_cast<size_t>(channels), 0.0);

@@ -5,8 +5,6 @@
 #include <set>
 
 #include "graph/pass.h"
-#include "graph/pass_manager.h"
-#include "graph/passes/passes.h"
 #include "kiln/error.hpp"
 
 namespace kiln::pruning::detail {
@@ -43,17 +41,6 @@ void replace_constant(graph::Graph& g, graph::Node* node, int slot, Tensor data)
     return;
   }
   g.set_input(node, slot, g.add_initializer(g.fresh_name(old->name + "_pruned"), std::move(data)));
-}
-
-void simplify(graph::Graph& g) {
-  g.verify();
-  graph::PassManager passes({.max_sweeps = 4});
-  passes.add(graph::constant_folding_pass())
-      .add(graph::identity_elimination_pass())
-      .add(graph::fold_conv_batchnorm_pass())
-      .add(graph::dead_node_elimination_pass());
-  passes.run(g);
-  g.infer_shapes(/*allow_unknown=*/true);
 }
 
 }  // namespace kiln::pruning::detail

@@ -21,8 +21,5 @@ void check_layer_names(const std::vector<graph::Node*>& layers, const std::vecto
 // Replaces the constant read by `node` at input `slot` (its own, or a fresh one when other nodes
 // read it too) with `data`, whose shape may differ.
 void replace_constant(graph::Graph& g, graph::Node* node, int slot, Tensor data);
-// Constant folding, identity elimination and BatchNormalization folded into the Conv before it,
-// then shape inference: the graph as the runtime simplifies it short of fusion.
-void simplify(graph::Graph& g);
 
 }  // namespace kiln::pruning::detail

@@ -8,7 +8,6 @@
 #include "frontends/mxnet/import.h"
 #include "frontends/onnx/export.h"
 #include "frontends/onnx/import.h"
-#include "graph/pass_manager.h"
 #include "graph/passes/activation_match.h"
 #include "graph/passes/passes.h"
 #include "kiln/error.hpp"
@@ -148,10 +147,10 @@ Selection select(Graph& g, const QuantizeOptions& options) {
     if (is_float32(other) && !other->is_constant()) chosen.insert(other);
   }
   // Back from the chosen values: through value-preserving ops (the output takes the input's
-  // parameters), and into Concat (each joined value takes the output's, so that the join copies
-  // 8-bit values: YOLO's C3 and SPPF blocks). A value that already takes another's parameters
-  // keeps them; where that leaves a Concat's inputs or an op's two ends on different parameters,
-  // the op stays in float between its DequantizeLinear and QuantizeLinear.
+  // parameters), into average pooling (the input calibrated on its own), and into Concat (each joined value
+  // takes the output's, so that the join copies 8-bit values: YOLO's C3 and SPPF blocks). A value that
+  // already takes another's parameters keeps them; where that leaves a Concat's inputs or an op's two ends on
+  // different parameters, the op stays in float between its DequantizeLinear and QuantizeLinear.
   const auto source_of = [&](const Value* v) {
     while (s.shares_with.count(v)) v = s.shares_with.at(v);
     return v;
@@ -169,6 +168,14 @@ Selection select(Graph& g, const QuantizeOptions& options) {
       continue;
     }
     Value* in = n->inputs[0];
+    // An average's range is narrower than its input's: both ends are calibrated, each with its
+    // own parameters, and the int8 pooling requantizes (FusedQLinearAveragePool). ONNX Runtime's
+    // quantize_static gives AveragePool's output its input's parameters and leaves
+    // GlobalAveragePool in float.
+    if (n->op == "AveragePool" || n->op == "GlobalAveragePool") {
+      if (is_float32(in) && !in->is_constant()) chosen.insert(in);
+      continue;
+    }
     if (!is_value_preserving(*n) || !is_float32(in)) continue;
     chosen.insert(in);
     if (!s.shares_with.count(out)) {
@@ -281,19 +288,6 @@ void quantize_weights(Graph& g, const Selection& selection) {
   g.remove_unused_values();
 }
 
-// The float graph as the runtime would simplify it, short of fusion (which would hide Conv and its
-// Relu inside one op): BatchNormalization folds into Conv before its weights are quantized.
-void simplify(Graph& g) {
-  g.verify();
-  graph::PassManager passes({.max_sweeps = 4});
-  passes.add(graph::constant_folding_pass())
-      .add(graph::identity_elimination_pass())
-      .add(graph::fold_conv_batchnorm_pass())
-      .add(graph::dead_node_elimination_pass());
-  passes.run(g);
-  g.infer_shapes(/*allow_unknown=*/true);
-}
-
 }  // namespace
 
 graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batches,
@@ -305,7 +299,7 @@ graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batche
              "quantize_model: activation_dtype: expected \"auto\", \"int8\" or \"uint8\", got \"",
              options.activation_dtype, "\"");
   Graph& g = model;
-  simplify(g);
+  graph::simplify_unfused(g);
 
   const Selection selection = select(g, options);
   CalibrationResult result;
@@ -358,7 +352,7 @@ graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batche
 
 graph::Graph quantize_dynamic(graph::Graph model, const QuantizeOptions& options) {
   Graph& g = model;
-  simplify(g);
+  graph::simplify_unfused(g);
   Selection selection;
   pick_nodes(g, options, {"MatMul", "Gemm"}, selection);
   // One DynamicQuantizeLinear -> DequantizeLinear per activation, read by the selected nodes only.

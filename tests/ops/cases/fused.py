@@ -1,5 +1,6 @@
 """numpy cases for the fused ops (FusedConv, FusedGemm, FusedMatMul): the base op computed by the
-direct references of conv.py, then the residual or bias, then the activation in numpy."""
+direct references of conv.py, then FusedMatMul's alpha, the residual or bias (FusedMatMul's broadcast
+to the output: an attention mask, a residual), then the activation in numpy."""
 
 import importlib.util
 import math
@@ -52,6 +53,16 @@ def write(root):
         a3, b3, bias = sample((2, 3, 7), "float32", -3, 3), sample((7, 6), "float32"), sample((6,), "float32")
         case(root, f"fused_matmul_bias_{name or 'none'}_float32", "FusedMatMul", [a3, b3, bias],
              fn(f64(a3) @ f64(b3) + f64(bias)), "float32", act_attrs(name))
+    # FusedMatMul with alpha and an addend broadcast to the output: attention scores scaled and masked
+    # (the mask over heads and query rows), and a residual of the output's shape.
+    q, k = sample((2, 3, 5, 4), "float32", -3, 3), sample((2, 3, 4, 5), "float32", -3, 3)
+    mask = sample((2, 1, 1, 5), "float32", -4, 0)
+    case(root, "fused_matmul_scaled_mask_float32", "FusedMatMul", [q, k, mask], 0.5 * (f64(q) @ f64(k)) + f64(mask),
+         "float32", {"alpha": 0.5, **act_attrs("")})
+    h, wo = sample((2, 5, 6), "float32", -3, 3), sample((6, 4), "float32")
+    residual = sample((2, 5, 4), "float32", -2, 2)
+    case(root, "fused_matmul_residual_relu_float32", "FusedMatMul", [h, wo, residual],
+         np.maximum(f64(h) @ f64(wo) + f64(residual), 0), "float32", act_attrs("Relu"))
     # Other dtypes, grouped/strided convs, no extra input.
     for dtype in ["float64", "float16", "bfloat16"]:
         x, w = sample((1, 4, 7, 7), dtype, -2, 2), sample((6, 2, 3, 3), dtype)

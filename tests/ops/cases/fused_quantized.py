@@ -1,6 +1,6 @@
 """numpy cases for the int8 ops that fuse_quantized_ops makes (FusedQLinearConv, FusedQLinearMatMul,
-FusedDynamicQLinearMatMul): each the QDQ graph it stands for, computed step by step in numpy with the
-references of quantize.py and conv.py: dequantize, the float op, the residual or bias, the
+FusedDynamicQLinearMatMul, FusedQLinearAveragePool): each the QDQ graph it stands for, computed step by step
+in numpy with the references of quantize.py, conv.py and pool.py: dequantize, the float op, the residual or bias, the
 activation, and the requantization (rounding half to even, saturating). Kiln's reference computes
 the float part in float32 and numpy in float64, so an 8-bit output may differ by one step."""
 
@@ -19,6 +19,7 @@ def _load(name):
 
 
 conv_cases = _load("conv")
+pool_cases = _load("pool")
 quantize_cases = _load("quantize")
 RNG = np.random.default_rng(20261202)
 
@@ -148,7 +149,31 @@ def write_dynamic_matmul(root):
                        attrs={"activation": act, "activation_params": []}, rtol=1e-5, atol=1e-5)
 
 
+def write_average_pool(root):
+    """Average pooling of dequantized values, requantized: u8 and s8, zero points, padding counted or not,
+    ceil_mode, the global window, another output type."""
+    cases = [
+        ("u8_pads", np.uint8, 0, np.uint8, 7, 0.031, (2, 5, 9, 7),
+         {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+        ("s8_include_pad", np.int8, -4, np.int8, 3, 0.027, (1, 3, 6, 8),
+         {"kernel_shape": [3, 2], "pads": [1, 0, 1, 1], "count_include_pad": 1}),
+        ("u8_ceil", np.uint8, 128, np.uint8, 120, 0.0173, (1, 4, 7, 7),
+         {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}),
+        ("global_to_s8", np.uint8, 0, np.int8, -10, 0.012, (2, 6, 5, 3), {"kernel_shape": [5, 3]}),
+    ]
+    for name, xtype, x_zero, ytype, y_zero, y_scale, shape, attrs in cases:
+        x = q8(shape, xtype)
+        x_zp, y_zp = np.array(x_zero, xtype), np.array(y_zero, ytype)
+        pool_attrs = {k: v for k, v in attrs.items() if k != "count_include_pad"}
+        y, _ = pool_cases.pool_ref(dq(x, 0.02, x_zp), "avg", count_include_pad=attrs.get("count_include_pad", 0),
+                                   **pool_attrs)
+        write_case(root, f"fused_qlinear_average_pool_{name}", "FusedQLinearAveragePool",
+                   [x, np.float32(0.02), x_zp, np.float32(y_scale), y_zp], [requantize(y, y_scale, y_zp, ytype)],
+                   attrs=attrs, rtol=0, atol=1)
+
+
 def write(root):
     write_conv(root)
+    write_average_pool(root)
     write_matmul(root)
     write_dynamic_matmul(root)
