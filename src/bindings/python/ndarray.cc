@@ -19,6 +19,21 @@ namespace {
 
 using Release = py::call_guard<py::gil_scoped_release>;
 
+// `x += y` and the like: writes into x's storage and returns x itself, as MXNet does (Python binds
+// the name to what __iadd__ returns; a new wrapper would cost an allocation and an NDArray copy on
+// every in-place statement).
+template <class Other, class Op>
+auto in_place(Op op) {
+  return [op](const py::object& self, const Other& other) {
+    NDArray& a = self.cast<NDArray&>();
+    {
+      py::gil_scoped_release release;
+      op(a, other);
+    }
+    return self;
+  };
+}
+
 NDArray from_numpy(const py::array& array, Device device) {
   const DType dtype = dtype_from_py(array.dtype());
   KILN_CHECK(array.flags() & py::array::c_style, ErrorCode::kInvalidArgument,
@@ -518,22 +533,14 @@ void bind_ndarray(py::module_& m) {
           "__neg__", [](const NDArray& a) { return -a; }, Release())
       .def(
           "__abs__", [](const NDArray& a) { return nd::abs(a); }, Release())
-      .def(
-          "__iadd__", [](NDArray& a, const NDArray& b) { return a += b; }, py::is_operator(), Release())
-      .def(
-          "__iadd__", [](NDArray& a, double b) { return a += b; }, py::is_operator(), Release())
-      .def(
-          "__isub__", [](NDArray& a, const NDArray& b) { return a -= b; }, py::is_operator(), Release())
-      .def(
-          "__isub__", [](NDArray& a, double b) { return a -= b; }, py::is_operator(), Release())
-      .def(
-          "__imul__", [](NDArray& a, const NDArray& b) { return a *= b; }, py::is_operator(), Release())
-      .def(
-          "__imul__", [](NDArray& a, double b) { return a *= b; }, py::is_operator(), Release())
-      .def(
-          "__itruediv__", [](NDArray& a, const NDArray& b) { return a /= b; }, py::is_operator(), Release())
-      .def(
-          "__itruediv__", [](NDArray& a, double b) { return a /= b; }, py::is_operator(), Release());
+      .def("__iadd__", in_place<NDArray>([](NDArray& a, const NDArray& b) { a += b; }), py::is_operator())
+      .def("__iadd__", in_place<double>([](NDArray& a, const double& b) { a += b; }), py::is_operator())
+      .def("__isub__", in_place<NDArray>([](NDArray& a, const NDArray& b) { a -= b; }), py::is_operator())
+      .def("__isub__", in_place<double>([](NDArray& a, const double& b) { a -= b; }), py::is_operator())
+      .def("__imul__", in_place<NDArray>([](NDArray& a, const NDArray& b) { a *= b; }), py::is_operator())
+      .def("__imul__", in_place<double>([](NDArray& a, const double& b) { a *= b; }), py::is_operator())
+      .def("__itruediv__", in_place<NDArray>([](NDArray& a, const NDArray& b) { a /= b; }), py::is_operator())
+      .def("__itruediv__", in_place<double>([](NDArray& a, const double& b) { a /= b; }), py::is_operator());
   const std::pair<const char*, const char*> comparisons[] = {
       {"__eq__", "Equal"},       {"__ne__", "NotEqual"}, {"__lt__", "Less"},
       {"__le__", "LessOrEqual"}, {"__gt__", "Greater"},  {"__ge__", "GreaterOrEqual"}};
