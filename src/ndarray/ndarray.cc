@@ -162,7 +162,8 @@ NDArray NDArray::at(int64_t index) const {
 }
 
 NDArray NDArray::copy() const {
-  return detail::call1(detail::schema_of<"Identity">(), std::span(this, 1));
+  const NDArray* self = this;
+  return detail::call1(detail::schema_of<"Identity">(), std::span(&self, 1));
 }
 
 NDArray NDArray::copyto(Device device) const {
@@ -287,15 +288,15 @@ constexpr int64_t kSmallOpElements = 4096;
 using Outputs = SmallVector<NDArray, 2>;
 
 // Pushes one op. `given` holds the arrays to write into, or is empty to allocate new ones.
-Outputs push_op(const ops::OpSchema& schema, std::span<const NDArray> inputs, const AttrMap& attrs,
-                int num_outputs, std::span<const NDArray> given) {
+Outputs push_op(const ops::OpSchema& schema, detail::ArrayRefs inputs, const AttrMap& attrs, int num_outputs,
+                detail::ArrayRefs given) {
   const std::string& op_name = schema.name();
   Attrs bound = schema.bind(attrs);
 
   Device device = cpu();
-  for (const auto& in : inputs)
-    if (in.defined()) {
-      device = in.device();
+  for (const NDArray* in : inputs)
+    if (in->defined()) {
+      device = in->device();
       break;
     }
   std::vector<ops::TensorInfo> out_infos;
@@ -306,7 +307,7 @@ Outputs push_op(const ops::OpSchema& schema, std::span<const NDArray> inputs, co
     values.assign(inputs.size(), nullptr);
     std::vector<Tensor> known_values;  // sized only for ops that read input values, most do not
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const NDArray& in = inputs[i];
+      const NDArray& in = *inputs[i];
       if (!in.defined()) {
         infos.emplace_back(std::nullopt);
         continue;
@@ -336,13 +337,14 @@ Outputs push_op(const ops::OpSchema& schema, std::span<const NDArray> inputs, co
     KILN_CHECK(given.size() == out_infos.size(), ErrorCode::kInvalidArgument, op_name, ": ", given.size(),
                " output arrays given, the op produces ", out_infos.size());
     for (size_t i = 0; i < given.size(); ++i) {
-      KILN_CHECK(given[i].shape() == out_infos[i].shape, ErrorCode::kShapeMismatch, op_name, ": output ", i,
-                 " (", schema.output_name(static_cast<int>(i)), "): the result has shape ",
-                 out_infos[i].shape, " but the array written into has shape ", given[i].shape());
-      KILN_CHECK(given[i].dtype() == out_infos[i].dtype, ErrorCode::kTypeMismatch, op_name, ": output ", i,
-                 " (", schema.output_name(static_cast<int>(i)), "): the result has dtype ",
-                 out_infos[i].dtype, " but the array written into has dtype ", given[i].dtype());
-      outputs.push_back(given[i]);
+      const NDArray& out = *given[i];
+      KILN_CHECK(out.shape() == out_infos[i].shape, ErrorCode::kShapeMismatch, op_name, ": output ", i, " (",
+                 schema.output_name(static_cast<int>(i)), "): the result has shape ", out_infos[i].shape,
+                 " but the array written into has shape ", out.shape());
+      KILN_CHECK(out.dtype() == out_infos[i].dtype, ErrorCode::kTypeMismatch, op_name, ": output ", i, " (",
+                 schema.output_name(static_cast<int>(i)), "): the result has dtype ", out_infos[i].dtype,
+                 " but the array written into has dtype ", out.dtype());
+      outputs.push_back(out);
     }
   }
 
@@ -354,7 +356,8 @@ Outputs push_op(const ops::OpSchema& schema, std::span<const NDArray> inputs, co
   call.seed = call_seed(schema);
   engine::VarList reads, writes;
   int64_t elements = 0;
-  for (const auto& in : inputs) {
+  for (const NDArray* input : inputs) {
+    const NDArray& in = *input;
     call.inputs.push_back(in.defined() ? in.view() : Tensor());
     call.inputs_contiguous &= !in.defined() || in.view().is_contiguous();
     if (in.defined()) {
@@ -366,7 +369,7 @@ Outputs push_op(const ops::OpSchema& schema, std::span<const NDArray> inputs, co
   // unless the op is elementwise (it reads each element before writing it, so aliasing is safe).
   for (const auto& out : outputs) {
     bool aliased = false;
-    for (const auto& in : inputs) aliased |= shares_storage(in, out);
+    for (const NDArray* in : inputs) aliased |= shares_storage(*in, out);
     call.outputs.push_back(out.view());
     call.via_scratch.push_back(!out.view().is_contiguous() || (aliased && !schema.is_elementwise()));
     writes.push_back(var_of(out));
@@ -377,10 +380,23 @@ Outputs push_op(const ops::OpSchema& schema, std::span<const NDArray> inputs, co
   return outputs;
 }
 
-void record(const ops::OpSchema& op, const AttrMap& attrs, std::span<const NDArray> inputs,
+std::vector<NDArray> copies(detail::ArrayRefs arrays) {
+  std::vector<NDArray> out;
+  out.reserve(arrays.size());
+  for (const NDArray* a : arrays) out.push_back(*a);
+  return out;
+}
+
+// Points at each array of `arrays`.
+SmallVector<const NDArray*, 4> refs(const std::vector<NDArray>& arrays) {
+  SmallVector<const NDArray*, 4> out;
+  for (const NDArray& a : arrays) out.push_back(&a);
+  return out;
+}
+
+void record(const ops::OpSchema& op, const AttrMap& attrs, detail::ArrayRefs inputs,
             std::vector<NDArray>& outputs) {
-  detail::t_op_recorder->record(op.name(), attrs, std::vector<NDArray>(inputs.begin(), inputs.end()),
-                                outputs);
+  detail::t_op_recorder->record(op.name(), attrs, copies(inputs), outputs);
 }
 
 }  // namespace
@@ -388,19 +404,19 @@ void record(const ops::OpSchema& op, const AttrMap& attrs, std::span<const NDArr
 std::vector<NDArray> invoke(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs,
                             int num_outputs) {
   const ops::OpSchema& schema = ops::OpRegistry::global().get(op);
-  const Outputs pushed = push_op(schema, inputs, attrs, num_outputs, {});
+  const Outputs pushed = push_op(schema, refs(inputs), attrs, num_outputs, {});
   std::vector<NDArray> outputs(pushed.begin(), pushed.end());
-  if (detail::t_op_recorder != nullptr) record(schema, attrs, inputs, outputs);
+  if (detail::t_op_recorder != nullptr) detail::t_op_recorder->record(op, attrs, inputs, outputs);
   return outputs;
 }
 
 NDArray invoke1(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs) {
-  return detail::call1(ops::OpRegistry::global().get(op), inputs, attrs);
+  return detail::call1(ops::OpRegistry::global().get(op), refs(inputs), attrs);
 }
 
 void invoke_into(const std::string& op, const std::vector<NDArray>& inputs,
                  const std::vector<NDArray>& outputs, const AttrMap& attrs) {
-  detail::call_into(ops::OpRegistry::global().get(op), inputs, outputs, attrs);
+  detail::call_into(ops::OpRegistry::global().get(op), refs(inputs), refs(outputs), attrs);
 }
 
 void waitall() {
@@ -414,7 +430,9 @@ NDArray empty(const Shape& shape, DType dtype, Device device) {
 NDArray full(const Shape& shape, double value, DType dtype, Device device) {
   NDArray out = empty(shape, dtype, device);
   const NDArray dims = array(shape.dims(), Shape{shape.ndim()});
-  detail::call_into(detail::schema_of<"ConstantOfShape">(), std::span(&dims, 1), std::span(&out, 1),
+  const NDArray* dims_ref = &dims;
+  const NDArray* out_ref = &out;
+  detail::call_into(detail::schema_of<"ConstantOfShape">(), std::span(&dims_ref, 1), std::span(&out_ref, 1),
                     {{"value", Tensor::scalar(value, dtype)}});
   return out;
 }
@@ -440,7 +458,7 @@ NDArray arange(double start, double stop, double step, DType dtype) {
 
 namespace detail {
 
-NDArray call1(const ops::OpSchema& op, std::span<const NDArray> inputs, const AttrMap& attrs) {
+NDArray call1(const ops::OpSchema& op, ArrayRefs inputs, const AttrMap& attrs) {
   nd::Outputs pushed = nd::push_op(op, inputs, attrs, -1, {});
   KILN_CHECK(!pushed.empty(), ErrorCode::kInternal, op.name(), ": the op produced no output");
   if (detail::t_op_recorder == nullptr) return std::move(pushed[0]);
@@ -449,16 +467,14 @@ NDArray call1(const ops::OpSchema& op, std::span<const NDArray> inputs, const At
   return std::move(outputs[0]);
 }
 
-void call_into(const ops::OpSchema& op, std::span<const NDArray> inputs, std::span<const NDArray> outputs,
-               const AttrMap& attrs) {
+void call_into(const ops::OpSchema& op, ArrayRefs inputs, ArrayRefs outputs, const AttrMap& attrs) {
   KILN_CHECK(!outputs.empty(), ErrorCode::kInvalidArgument, op.name(),
              ": invoke_into needs at least one output array");
-  for (const auto& o : outputs)
-    KILN_CHECK(o.defined(), ErrorCode::kInvalidArgument, op.name(),
+  for (const NDArray* o : outputs)
+    KILN_CHECK(o->defined(), ErrorCode::kInvalidArgument, op.name(),
                ": invoke_into got an undefined output array");
   if (detail::t_op_recorder != nullptr)
-    detail::t_op_recorder->check_write(op.name(), std::vector<NDArray>(inputs.begin(), inputs.end()),
-                                       std::vector<NDArray>(outputs.begin(), outputs.end()));
+    detail::t_op_recorder->check_write(op.name(), nd::copies(inputs), nd::copies(outputs));
   nd::push_op(op, inputs, attrs, static_cast<int>(outputs.size()), outputs);
 }
 

@@ -1,7 +1,7 @@
 // Calls of registered ops by schema. The named NDArray functions and operators (a + b, x += 1,
 // nd::relu) know their op when they are compiled: they look its schema up once, in a static
 // (schema_of<"Add">()), instead of searching the registry by name on every call, and pass their
-// inputs as a span instead of building a std::vector of NDArray copies.
+// arrays by address instead of building a std::vector of NDArray copies.
 #pragma once
 
 #include <algorithm>
@@ -27,9 +27,11 @@ const ops::OpSchema& schema_of() {
   return schema;
 }
 
+// The arrays of one call, by address (undefined NDArrays for missing optional inputs).
+using ArrayRefs = std::span<const NDArray* const>;
+
 // nd::invoke1 and nd::invoke_into for a known op.
-NDArray call1(const ops::OpSchema& op, std::span<const NDArray> inputs, const AttrMap& attrs = {});
-void call_into(const ops::OpSchema& op, std::span<const NDArray> inputs, std::span<const NDArray> outputs,
-               const AttrMap& attrs = {});
+NDArray call1(const ops::OpSchema& op, ArrayRefs inputs, const AttrMap& attrs = {});
+void call_into(const ops::OpSchema& op, ArrayRefs inputs, ArrayRefs outputs, const AttrMap& attrs = {});
 
 }  // namespace kiln::detail
