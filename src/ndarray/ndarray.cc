@@ -1,6 +1,7 @@
 #include "kiln/ndarray.hpp"
 
 #include <algorithm>
+#include <array>
 #include <span>
 #include <sstream>
 
@@ -269,6 +270,57 @@ class BorrowedScratch {
   }
 };
 
+bool same_types(const std::vector<std::optional<ops::TensorInfo>>& a,
+                const std::vector<std::optional<ops::TensorInfo>>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].has_value() != b[i].has_value()) return false;
+    if (a[i] && (a[i]->dtype != b[i]->dtype || a[i]->shape != b[i]->shape)) return false;
+  }
+  return true;
+}
+
+// The result types of recent calls on this thread, by op and input types. A call with the op's
+// default attributes and no input whose values set a shape gets the same result types from the
+// same input types, so a loop of a + b on arrays of one shape runs the op's shape inference
+// (checks, broadcasting) once. A few entries, replaced in turn.
+class InferenceCache {
+ public:
+  using Inputs = std::vector<std::optional<ops::TensorInfo>>;
+
+  static InferenceCache& local() {
+    thread_local InferenceCache cache;
+    return cache;
+  }
+
+  const std::vector<ops::TensorInfo>* find(const ops::OpSchema& op, const Inputs& inputs,
+                                           int requested) const {
+    for (const Entry& e : entries_)
+      if (e.op == &op && e.requested == requested && same_types(e.inputs, inputs)) return &e.outputs;
+    return nullptr;
+  }
+
+  void insert(const ops::OpSchema& op, const Inputs& inputs, int requested,
+              const std::vector<ops::TensorInfo>& outputs) {
+    Entry& e = entries_[next_];
+    next_ = (next_ + 1) % entries_.size();
+    e.op = &op;
+    e.requested = requested;
+    e.inputs = inputs;
+    e.outputs = outputs;
+  }
+
+ private:
+  struct Entry {
+    const ops::OpSchema* op = nullptr;
+    int requested = 0;
+    Inputs inputs;
+    std::vector<ops::TensorInfo> outputs;
+  };
+  std::array<Entry, 8> entries_;
+  size_t next_ = 0;
+};
+
 // The seed of a call of an op that draws random numbers (OpSchema::draws_random): the next of
 // kiln::random's sequence, taken now, in program order, rather than when the engine runs the
 // kernel; a call whose values a trace discards takes none (seed 0), so hybridizing does not shift
@@ -299,13 +351,14 @@ Outputs push_op(const ops::OpSchema& schema, detail::ArrayRefs inputs, const Att
       device = in->device();
       break;
     }
-  std::vector<ops::TensorInfo> out_infos;
+  SmallVector<ops::TensorInfo, 2> out_infos;
   {
     BorrowedScratch borrowed;
     auto& infos = borrowed.scratch.infos;
     auto& values = borrowed.scratch.values;
     values.assign(inputs.size(), nullptr);
     std::vector<Tensor> known_values;  // sized only for ops that read input values, most do not
+    bool cacheable = attrs.empty();
     for (size_t i = 0; i < inputs.size(); ++i) {
       const NDArray& in = *inputs[i];
       if (!in.defined()) {
@@ -317,13 +370,22 @@ Outputs push_op(const ops::OpSchema& schema, detail::ArrayRefs inputs, const Att
       infos.emplace_back(ops::TensorInfo{in.dtype(), in.shape()});
       const size_t spec = std::min(i, schema.inputs().size() - 1);
       if (schema.inputs()[spec].value_sets_shape) {  // shape inference needs these values now
+        cacheable = false;
         known_values.resize(inputs.size());
         known_values[i] = in.tensor().contiguous();
         values[i] = &known_values[i];
       }
     }
     const int requested = given.empty() ? num_outputs : static_cast<int>(given.size());
-    out_infos = schema.infer_types(bound, infos, values, requested);
+    InferenceCache& cache = InferenceCache::local();
+    const std::vector<ops::TensorInfo>* known = cacheable ? cache.find(schema, infos, requested) : nullptr;
+    if (known) {
+      for (const auto& info : *known) out_infos.push_back(info);
+    } else {
+      const std::vector<ops::TensorInfo> inferred = schema.infer_types(bound, infos, values, requested);
+      if (cacheable) cache.insert(schema, infos, requested, inferred);
+      for (const auto& info : inferred) out_infos.push_back(info);
+    }
   }
   KILN_CHECK(schema.reference_kernel() != nullptr, ErrorCode::kUnsupported, op_name, ": no CPU kernel");
   KILN_CHECK(device.is_cpu(), ErrorCode::kUnsupported, op_name, ": no kernel for ", device,
