@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kiln/dims.hpp"
+
 namespace kiln {
 
 class Shape {
@@ -16,7 +18,8 @@ class Shape {
 
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
-  explicit Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}
+  explicit Shape(const std::vector<int64_t>& dims) : dims_(dims) {}
+  explicit Shape(Dims dims) : dims_(std::move(dims)) {}
 
   int ndim() const { return static_cast<int>(dims_.size()); }
   int64_t operator[](int axis) const { return dims_[static_cast<size_t>(axis)]; }
@@ -25,7 +28,9 @@ class Shape {
   int64_t numel() const;
   bool is_known() const;
 
-  const std::vector<int64_t>& dims() const { return dims_; }
+  // A copy: the extents are stored inline (Dims), not in a vector. extents() reads them in place.
+  std::vector<int64_t> dims() const { return dims_.to_vector(); }
+  const Dims& extents() const { return dims_; }
   auto begin() const { return dims_.begin(); }
   auto end() const { return dims_.end(); }
   void push_back(int64_t d) { dims_.push_back(d); }
@@ -35,7 +40,7 @@ class Shape {
   bool operator!=(const Shape& o) const { return dims_ != o.dims_; }
 
  private:
-  std::vector<int64_t> dims_;
+  Dims dims_;
 };
 
 inline std::ostream& operator<<(std::ostream& os, const Shape& s) {

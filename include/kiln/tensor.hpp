@@ -20,8 +20,7 @@ namespace kiln {
 class Tensor {
  public:
   Tensor() = default;  // undefined: no storage (e.g. a missing optional input)
-  Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype, std::vector<int64_t> strides = {},
-         int64_t offset = 0);
+  Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype, Dims strides = {}, int64_t offset = 0);
 
   static Tensor empty(const Shape& shape, DType dtype, Device device = cpu());
   static Tensor zeros(const Shape& shape, DType dtype, Device device = cpu());
@@ -39,8 +38,8 @@ class Tensor {
   Device device() const { return storage_ ? storage_->device() : cpu(); }
   size_t itemsize() const { return dtype_size(dtype_); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(); }
-  const std::vector<int64_t>& strides() const { return strides_; }  // in elements
-  int64_t offset() const { return offset_; }                        // in elements
+  const Dims& strides() const { return strides_; }  // in elements
+  int64_t offset() const { return offset_; }        // in elements
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   bool is_contiguous() const;
 
@@ -58,7 +57,7 @@ class Tensor {
   Tensor reshape(const Shape& shape) const;  // must be contiguous and keep numel
   Tensor slice(int64_t axis, int64_t begin, int64_t end, int64_t step = 1) const;
   Tensor transpose(const std::vector<int64_t>& perm) const;
-  Tensor as_strided(const Shape& shape, std::vector<int64_t> strides, int64_t offset) const;
+  Tensor as_strided(const Shape& shape, Dims strides, int64_t offset) const;
 
   // Copies.
   Tensor contiguous() const;  // itself when already contiguous
@@ -76,7 +75,7 @@ class Tensor {
   std::shared_ptr<Storage> storage_;
   Shape shape_;
   DType dtype_ = DType::kFloat32;
-  std::vector<int64_t> strides_;
+  Dims strides_;
   int64_t offset_ = 0;
 };
 

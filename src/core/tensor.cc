@@ -1,5 +1,6 @@
 #include "kiln/tensor.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -8,8 +9,20 @@
 
 namespace kiln {
 
-Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype, std::vector<int64_t> strides,
-               int64_t offset)
+namespace {
+// contiguous_strides, kept inline in Dims (no heap allocation for up to Dims::kInline axes).
+Dims row_major_strides(const Shape& shape) {
+  Dims strides(static_cast<size_t>(shape.ndim()), 0);
+  uint64_t s = 1;  // unsigned, as in contiguous_strides: empty tensors' strides must not overflow
+  for (int i = shape.ndim() - 1; i >= 0; --i) {
+    strides[static_cast<size_t>(i)] = static_cast<int64_t>(s);
+    s *= static_cast<uint64_t>(std::max<int64_t>(shape[i], 1));
+  }
+  return strides;
+}
+}  // namespace
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype, Dims strides, int64_t offset)
     : storage_(std::move(storage)),
       shape_(std::move(shape)),
       dtype_(dtype),
@@ -17,7 +30,7 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype, std::
       offset_(offset) {
   KILN_CHECK(shape_.is_known(), ErrorCode::kShapeMismatch, "Tensor: shape ", shape_,
              " has unknown dimensions");
-  if (strides_.empty() && shape_.ndim() > 0) strides_ = contiguous_strides(shape_);
+  if (strides_.empty() && shape_.ndim() > 0) strides_ = row_major_strides(shape_);
   KILN_CHECK(static_cast<int>(strides_.size()) == shape_.ndim(), ErrorCode::kInternal,
              "Tensor: ", strides_.size(), " strides for shape ", shape_);
 }
@@ -106,7 +119,7 @@ Tensor Tensor::slice(int64_t axis, int64_t begin, int64_t end, int64_t step) con
   end = std::max(clamp(end), begin);
   Shape shape = shape_;
   shape[a] = (end - begin + step - 1) / step;
-  std::vector<int64_t> strides = strides_;
+  Dims strides = strides_;
   strides[static_cast<size_t>(a)] *= step;
   return Tensor(storage_, shape, dtype_, strides, offset_ + begin * strides_[static_cast<size_t>(a)]);
 }
@@ -127,7 +140,7 @@ Tensor Tensor::transpose(const std::vector<int64_t>& perm) const {
   return Tensor(storage_, Shape(dims), dtype_, strides, offset_);
 }
 
-Tensor Tensor::as_strided(const Shape& shape, std::vector<int64_t> strides, int64_t offset) const {
+Tensor Tensor::as_strided(const Shape& shape, Dims strides, int64_t offset) const {
   return Tensor(storage_, shape, dtype_, std::move(strides), offset);
 }
 
@@ -222,7 +235,7 @@ namespace {
 // last three entries of each axis with "..." between.
 template <class T>
 void print_values(std::ostream& os, const T* data, const Shape& shape, int axis, int64_t offset,
-                  const std::vector<int64_t>& strides, bool summarize) {
+                  const Dims& strides, bool summarize) {
   const int64_t n = shape[axis];
   auto print_one = [&](int64_t i) {
     if (axis + 1 == shape.ndim()) {

@@ -9,15 +9,49 @@
 // the first error since the previous wait_all(). The engine itself keeps running.
 #pragma once
 
-#include <functional>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "core/small_vector.h"
+#include "engine/work.h"
 
 namespace kiln::engine {
 
-class Var;
+struct OpBlock;
+
+// A dependency token. Its queue holds the ops waiting for it in push order; the front ops are
+// granted access as the rule allows: any number of readers together, or one writer alone.
+// Defined here, not in the engine's file, so that an owner can hold one inside itself (an NDArray's
+// chunk does, which saves an allocation per array); only the engine touches its members.
+class Var {
+ public:
+  // The waiting ops in push order, (op, is_write), from index `head` on. A vector with a head
+  // index rather than a deque: most arrays see a handful of ops, and an empty deque already
+  // allocates.
+  bool has_waiting() const { return head < waiting.size(); }
+  std::pair<OpBlock*, bool> front() const { return waiting[head]; }
+  void pop_front() {
+    if (++head == waiting.size()) {
+      waiting.clear();
+      head = 0;
+    }
+  }
+
+  std::mutex mutex;
+  std::vector<std::pair<OpBlock*, bool>> waiting;
+  size_t head = 0;
+  int active_reads = 0;
+  bool active_write = false;
+  std::exception_ptr error;
+};
+
 using VarPtr = std::shared_ptr<Var>;
+// The variables one push reads or writes: an op call has a few, kept inside the list.
+using VarList = SmallVector<VarPtr, 4>;
 
 VarPtr new_var();
 
@@ -41,8 +75,8 @@ class Engine {
   virtual ~Engine() = default;
 
   // Schedules `fn`. A variable listed in both sets counts as written; duplicates are ignored.
-  virtual void push(std::function<void()> fn, std::vector<VarPtr> reads, std::vector<VarPtr> writes,
-                    std::string name, WorkSize size = WorkSize::kUnknown) = 0;
+  virtual void push(Work fn, VarList reads, VarList writes, std::string name,
+                    WorkSize size = WorkSize::kUnknown) = 0;
   // Blocks until all work pushed so far that writes `var` has finished; rethrows its error.
   virtual void wait_for_var(const VarPtr& var) = 0;
   // Blocks until all work pushed so far that reads or writes `var` has finished (so that the

@@ -6,46 +6,21 @@
 #include <mutex>
 #include <thread>
 
+#include "core/object_cache.h"
 #include "engine.h"
 #include "kiln/error.hpp"
 #include "kiln/profiler.hpp"
 
 namespace kiln::engine {
 
-struct OpBlock;
-
-// A dependency token. Its queue holds the ops waiting for it in push order; the front ops are
-// granted access as the rule allows: any number of readers together, or one writer alone.
-class Var {
- public:
-  // The waiting ops in push order, (op, is_write), from index `head` on. A vector with a head
-  // index rather than a deque: most arrays see a handful of ops, and an empty deque already
-  // allocates.
-  bool has_waiting() const { return head < waiting.size(); }
-  std::pair<OpBlock*, bool> front() const { return waiting[head]; }
-  void pop_front() {
-    if (++head == waiting.size()) {
-      waiting.clear();
-      head = 0;
-    }
-  }
-
-  std::mutex mutex;
-  std::vector<std::pair<OpBlock*, bool>> waiting;
-  size_t head = 0;
-  int active_reads = 0;
-  bool active_write = false;
-  std::exception_ptr error;
-};
-
 VarPtr new_var() {
   return std::make_shared<Var>();
 }
 
 struct OpBlock {
-  std::function<void()> fn;
+  Work fn;
   std::string name;
-  std::vector<VarPtr> reads, writes;
+  VarList reads, writes;
   bool is_sync = false;          // a wait marker: it neither runs user work nor touches errors
   std::atomic<int> blockers{0};  // vars not yet granted, plus one held by push() itself
 };
@@ -72,25 +47,25 @@ void grant(Var& var, std::vector<OpBlock*>& ready) {
 
 // Drops null vars, repeated vars and reads of written vars, in place (no allocation: this runs
 // on every push).
-void remove_duplicates(std::vector<VarPtr>& reads, std::vector<VarPtr>& writes) {
-  auto contains = [](const std::vector<VarPtr>& v, const VarPtr& x, size_t end) {
+void remove_duplicates(VarList& reads, VarList& writes) {
+  auto contains = [](const VarList& v, const VarPtr& x, size_t end) {
     for (size_t i = 0; i < end; ++i)
       if (v[i] == x) return true;
     return false;
   };
-  auto keep = [](std::vector<VarPtr>& v, size_t i, size_t& kept) {
+  auto keep = [](VarList& v, size_t i, size_t& kept) {
     if (i != kept) v[kept] = std::move(v[i]);
     ++kept;
   };
   size_t kept_writes = 0;
   for (size_t i = 0; i < writes.size(); ++i)
     if (writes[i] && !contains(writes, writes[i], kept_writes)) keep(writes, i, kept_writes);
-  writes.resize(kept_writes);
+  writes.truncate(kept_writes);
   size_t kept_reads = 0;
   for (size_t i = 0; i < reads.size(); ++i)
     if (reads[i] && !contains(writes, reads[i], kept_writes) && !contains(reads, reads[i], kept_reads))
       keep(reads, i, kept_reads);
-  reads.resize(kept_reads);
+  reads.truncate(kept_reads);
 }
 
 class ThreadedEngine final : public Engine {
@@ -110,8 +85,7 @@ class ThreadedEngine final : public Engine {
     for (auto& t : workers_) t.join();
   }
 
-  void push(std::function<void()> fn, std::vector<VarPtr> reads, std::vector<VarPtr> writes, std::string name,
-            WorkSize size) override {
+  void push(Work fn, VarList reads, VarList writes, std::string name, WorkSize size) override {
     push_block(std::move(fn), std::move(reads), std::move(writes), std::move(name), false, size);
   }
 
@@ -158,19 +132,23 @@ class ThreadedEngine final : public Engine {
   void wait_on_marker(const VarPtr& var, bool as_writer) {
     std::promise<void> done;
     auto future = done.get_future();
-    std::vector<VarPtr> vars{var};
-    push_block([&done] { done.set_value(); }, as_writer ? std::vector<VarPtr>{} : vars,
-               as_writer ? vars : std::vector<VarPtr>{}, "wait_for_var", true, WorkSize::kUnknown);
+    const VarList vars{var};
+    push_block([&done] { done.set_value(); }, as_writer ? VarList{} : vars, as_writer ? vars : VarList{},
+               "wait_for_var", true, WorkSize::kUnknown);
     future.wait();
     std::lock_guard<std::mutex> lock(var->mutex);
     if (var->error) std::rethrow_exception(var->error);
   }
 
-  void push_block(std::function<void()> fn, std::vector<VarPtr> reads, std::vector<VarPtr> writes,
-                  std::string name, bool is_sync, WorkSize size) {
+  void push_block(Work fn, VarList reads, VarList writes, std::string name, bool is_sync, WorkSize size) {
     remove_duplicates(reads, writes);
-    // Owned by the engine from here until execute() finishes it.
-    auto* op = new OpBlock{std::move(fn), std::move(name), std::move(reads), std::move(writes), is_sync};
+    // Owned by the engine from here until finish() returns it to the cache.
+    OpBlock* op = ObjectCache<OpBlock>::acquire();
+    op->fn = std::move(fn);
+    op->name = std::move(name);
+    op->reads = std::move(reads);
+    op->writes = std::move(writes);
+    op->is_sync = is_sync;
     op->blockers = static_cast<int>(op->reads.size() + op->writes.size()) + 1;
     pending_.fetch_add(1);
     pushed_.fetch_add(1, std::memory_order_relaxed);
@@ -295,9 +273,9 @@ class ThreadedEngine final : public Engine {
   }
 
   // Releases `op`'s vars (recording `error` on what it wrote, unless it is a wait marker) and
-  // deletes it.
+  // returns the block to the cache.
   void finish(OpBlock* op, std::vector<OpBlock*>& ready, std::exception_ptr error, bool keep_errors) {
-    op->fn = nullptr;  // release captured arrays before their vars are released
+    op->fn.reset();  // release captured arrays before their vars are released
     for (auto& v : op->reads) {
       std::lock_guard<std::mutex> lock(v->mutex);
       --v->active_reads;
@@ -309,7 +287,9 @@ class ThreadedEngine final : public Engine {
       if (!keep_errors) v->error = error;  // a successful write clears an earlier error
       grant(*v, ready);
     }
-    delete op;
+    op->reads.clear();
+    op->writes.clear();
+    ObjectCache<OpBlock>::release(op);
     completed_.fetch_add(1, std::memory_order_relaxed);
     if (pending_.fetch_sub(1) == 1) {
       std::lock_guard<std::mutex> lock(idle_mutex_);

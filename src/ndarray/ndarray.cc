@@ -1,18 +1,24 @@
 #include "kiln/ndarray.hpp"
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <sstream>
 
+#include "core/object_cache.h"
+#include "core/small_vector.h"
 #include "engine/engine.h"
 #include "kiln/random.hpp"
 #include "ndarray/autograd_hook.h"
+#include "ndarray/op_call.h"
 #include "ops/op_schema.h"
 
 namespace kiln {
 
 namespace detail {
+// The storage's engine variable, held inline: one allocation per new array, not two.
 struct Chunk {
-  engine::VarPtr var = engine::new_var();
+  engine::Var var;
 };
 
 constinit thread_local OpRecorder* t_op_recorder = nullptr;
@@ -21,6 +27,11 @@ constinit thread_local OpRecorder* t_op_recorder = nullptr;
 namespace {
 std::shared_ptr<detail::Chunk> new_chunk() {
   return std::make_shared<detail::Chunk>();
+}
+
+// The array's engine variable, sharing ownership with its chunk.
+engine::VarPtr var_of(const NDArray& a) {
+  return engine::VarPtr(a.chunk(), &a.chunk()->var);
 }
 
 bool shares_storage(const NDArray& a, const NDArray& b) {
@@ -48,11 +59,11 @@ NDArray record_view(NDArray view, const std::string& op, const std::vector<NDArr
 NDArray::NDArray(Tensor tensor) : chunk_(new_chunk()), view_(std::move(tensor)) {}
 
 void NDArray::wait_to_read() const {
-  if (chunk_) engine::get().wait_for_var(chunk_->var);
+  if (chunk_) engine::get().wait_for_var(var_of(*this));
 }
 
 void NDArray::wait_to_write() const {
-  if (chunk_) engine::get().wait_for_var_write(chunk_->var);
+  if (chunk_) engine::get().wait_for_var_write(var_of(*this));
 }
 
 Tensor NDArray::tensor() const {
@@ -152,7 +163,8 @@ NDArray NDArray::at(int64_t index) const {
 }
 
 NDArray NDArray::copy() const {
-  return nd::invoke1("Identity", {*this});
+  const NDArray* self = this;
+  return detail::call1(detail::schema_of<"Identity">(), std::span(&self, 1));
 }
 
 NDArray NDArray::copyto(Device device) const {
@@ -169,7 +181,9 @@ namespace nd {
 
 namespace {
 
-// One queued op call: the kernel, its bound attributes and the views it reads and writes.
+// One queued op call: the kernel, its bound attributes and the views it reads and writes. Calls
+// are recycled through ObjectCache with their vectors' capacity, so a call fills them without
+// allocating.
 struct PendingCall {
   const ops::OpSchema* schema = nullptr;
   Attrs attrs;
@@ -198,6 +212,115 @@ struct PendingCall {
   }
 };
 
+// The engine's work for one call: owns the call and returns it to the cache, emptied (its arrays'
+// storage released), when the engine is done with it, whether it ran or was skipped after an
+// input's error.
+class CallWork {
+ public:
+  CallWork() : call_(ObjectCache<PendingCall>::acquire()) {
+    call_->inputs_contiguous = true;
+    call_->seed.reset();
+  }
+  CallWork(CallWork&& other) noexcept : call_(std::exchange(other.call_, nullptr)) {}
+  CallWork(const CallWork&) = delete;
+  CallWork& operator=(const CallWork&) = delete;
+  CallWork& operator=(CallWork&&) = delete;
+  ~CallWork() {
+    if (!call_) return;
+    call_->attrs = Attrs();
+    call_->inputs.clear();
+    call_->outputs.clear();
+    call_->via_scratch.clear();
+    ObjectCache<PendingCall>::release(call_);
+  }
+
+  PendingCall& call() { return *call_; }
+  void operator()() { call_->run(); }
+
+ private:
+  PendingCall* call_;
+};
+
+// Vectors that shape inference fills on every call, kept per thread so that their capacity is
+// reused. A call borrows them (swaps them out) for its duration, so a nested call on the same
+// thread gets vectors of its own.
+struct InferScratch {
+  std::vector<std::optional<ops::TensorInfo>> infos;
+  std::vector<const Tensor*> values;
+};
+
+class BorrowedScratch {
+ public:
+  BorrowedScratch() { swap(); }
+  ~BorrowedScratch() {
+    scratch.infos.clear();
+    scratch.values.clear();
+    swap();
+  }
+  BorrowedScratch(const BorrowedScratch&) = delete;
+  BorrowedScratch& operator=(const BorrowedScratch&) = delete;
+
+  InferScratch scratch;
+
+ private:
+  void swap() {
+    thread_local InferScratch kept;
+    std::swap(kept.infos, scratch.infos);
+    std::swap(kept.values, scratch.values);
+  }
+};
+
+bool same_types(const std::vector<std::optional<ops::TensorInfo>>& a,
+                const std::vector<std::optional<ops::TensorInfo>>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].has_value() != b[i].has_value()) return false;
+    if (a[i] && (a[i]->dtype != b[i]->dtype || a[i]->shape != b[i]->shape)) return false;
+  }
+  return true;
+}
+
+// The result types of recent calls on this thread, by op and input types. A call with the op's
+// default attributes and no input whose values set a shape gets the same result types from the
+// same input types, so a loop of a + b on arrays of one shape runs the op's shape inference
+// (checks, broadcasting) once. A few entries, replaced in turn.
+class InferenceCache {
+ public:
+  using Inputs = std::vector<std::optional<ops::TensorInfo>>;
+
+  static InferenceCache& local() {
+    thread_local InferenceCache cache;
+    return cache;
+  }
+
+  const std::vector<ops::TensorInfo>* find(const ops::OpSchema& op, const Inputs& inputs,
+                                           int requested) const {
+    for (const Entry& e : entries_)
+      if (e.op == &op && e.requested == requested && same_types(e.inputs, inputs)) return &e.outputs;
+    return nullptr;
+  }
+
+  void insert(const ops::OpSchema& op, const Inputs& inputs, int requested,
+              const std::vector<ops::TensorInfo>& outputs) {
+    Entry& e = entries_[next_];
+    next_ = (next_ + 1) % entries_.size();
+    e.op = &op;
+    e.requested = requested;
+    e.inputs = inputs;
+    e.outputs = outputs;
+  }
+
+ private:
+  struct Entry {
+    const ops::OpSchema* op = nullptr;
+    int requested = 0;
+    Inputs inputs;
+    std::vector<ops::TensorInfo> outputs;
+  };
+  std::array<Entry, 8> entries_;
+  size_t next_ = 0;
+};
+
 // The seed of a call of an op that draws random numbers (OpSchema::draws_random): the next of
 // kiln::random's sequence, taken now, in program order, rather than when the engine runs the
 // kernel; a call whose values a trace discards takes none (seed 0), so hybridizing does not shift
@@ -213,79 +336,94 @@ std::optional<uint64_t> call_seed(const ops::OpSchema& schema) {
 // to an engine worker costs. Larger calls always go to the workers.
 constexpr int64_t kSmallOpElements = 4096;
 
+// An op call's result arrays: most ops have one or two.
+using Outputs = SmallVector<NDArray, 2>;
+
 // Pushes one op. `given` holds the arrays to write into, or is empty to allocate new ones.
-std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArray>& inputs,
-                             const AttrMap& attrs, int num_outputs, const std::vector<NDArray>& given) {
-  const ops::OpSchema& schema = ops::OpRegistry::global().get(op_name);
+Outputs push_op(const ops::OpSchema& schema, detail::ArrayRefs inputs, const AttrMap& attrs, int num_outputs,
+                detail::ArrayRefs given) {
+  const std::string& op_name = schema.name();
   Attrs bound = schema.bind(attrs);
 
   Device device = cpu();
-  for (const auto& in : inputs)
-    if (in.defined()) {
-      device = in.device();
+  for (const NDArray* in : inputs)
+    if (in->defined()) {
+      device = in->device();
       break;
     }
-  std::vector<std::optional<ops::TensorInfo>> infos;
-  infos.reserve(inputs.size());
-  std::vector<Tensor> known_values;  // sized only for ops that read input values, most do not
-  std::vector<const Tensor*> values(inputs.size(), nullptr);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const NDArray& in = inputs[i];
-    if (!in.defined()) {
-      infos.emplace_back(std::nullopt);
-      continue;
+  SmallVector<ops::TensorInfo, 2> out_infos;
+  {
+    BorrowedScratch borrowed;
+    auto& infos = borrowed.scratch.infos;
+    auto& values = borrowed.scratch.values;
+    values.assign(inputs.size(), nullptr);
+    std::vector<Tensor> known_values;  // sized only for ops that read input values, most do not
+    bool cacheable = attrs.empty();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const NDArray& in = *inputs[i];
+      if (!in.defined()) {
+        infos.emplace_back(std::nullopt);
+        continue;
+      }
+      KILN_CHECK(in.device() == device, ErrorCode::kInvalidArgument, op_name, ": input ", i, " (",
+                 schema.input_name(static_cast<int>(i)), ") is on ", in.device(), ", expected ", device);
+      infos.emplace_back(ops::TensorInfo{in.dtype(), in.shape()});
+      const size_t spec = std::min(i, schema.inputs().size() - 1);
+      if (schema.inputs()[spec].value_sets_shape) {  // shape inference needs these values now
+        cacheable = false;
+        known_values.resize(inputs.size());
+        known_values[i] = in.tensor().contiguous();
+        values[i] = &known_values[i];
+      }
     }
-    KILN_CHECK(in.device() == device, ErrorCode::kInvalidArgument, op_name, ": input ", i, " (",
-               schema.input_name(static_cast<int>(i)), ") is on ", in.device(), ", expected ", device);
-    infos.emplace_back(ops::TensorInfo{in.dtype(), in.shape()});
-    const size_t spec = std::min(i, schema.inputs().size() - 1);
-    if (schema.inputs()[spec].value_sets_shape) {  // shape inference needs these values now
-      known_values.resize(inputs.size());
-      known_values[i] = in.tensor().contiguous();
-      values[i] = &known_values[i];
+    const int requested = given.empty() ? num_outputs : static_cast<int>(given.size());
+    InferenceCache& cache = InferenceCache::local();
+    const std::vector<ops::TensorInfo>* known = cacheable ? cache.find(schema, infos, requested) : nullptr;
+    if (known) {
+      for (const auto& info : *known) out_infos.push_back(info);
+    } else {
+      const std::vector<ops::TensorInfo> inferred = schema.infer_types(bound, infos, values, requested);
+      if (cacheable) cache.insert(schema, infos, requested, inferred);
+      for (const auto& info : inferred) out_infos.push_back(info);
     }
   }
-  const int requested = given.empty() ? num_outputs : static_cast<int>(given.size());
-  const auto out_infos = schema.infer_types(bound, infos, values, requested);
   KILN_CHECK(schema.reference_kernel() != nullptr, ErrorCode::kUnsupported, op_name, ": no CPU kernel");
   KILN_CHECK(device.is_cpu(), ErrorCode::kUnsupported, op_name, ": no kernel for ", device,
              " in this build (the CUDA backend is not built)");
 
-  std::vector<NDArray> outputs;
+  Outputs outputs;
   if (given.empty()) {
-    outputs.reserve(out_infos.size());
-    for (const auto& info : out_infos) outputs.emplace_back(Tensor::empty(info.shape, info.dtype, device));
+    for (const auto& info : out_infos)
+      outputs.push_back(NDArray(Tensor::empty(info.shape, info.dtype, device)));
   } else {
     KILN_CHECK(given.size() == out_infos.size(), ErrorCode::kInvalidArgument, op_name, ": ", given.size(),
                " output arrays given, the op produces ", out_infos.size());
     for (size_t i = 0; i < given.size(); ++i) {
-      KILN_CHECK(given[i].shape() == out_infos[i].shape, ErrorCode::kShapeMismatch, op_name, ": output ", i,
-                 " (", schema.output_name(static_cast<int>(i)), "): the result has shape ",
-                 out_infos[i].shape, " but the array written into has shape ", given[i].shape());
-      KILN_CHECK(given[i].dtype() == out_infos[i].dtype, ErrorCode::kTypeMismatch, op_name, ": output ", i,
-                 " (", schema.output_name(static_cast<int>(i)), "): the result has dtype ",
-                 out_infos[i].dtype, " but the array written into has dtype ", given[i].dtype());
+      const NDArray& out = *given[i];
+      KILN_CHECK(out.shape() == out_infos[i].shape, ErrorCode::kShapeMismatch, op_name, ": output ", i, " (",
+                 schema.output_name(static_cast<int>(i)), "): the result has shape ", out_infos[i].shape,
+                 " but the array written into has shape ", out.shape());
+      KILN_CHECK(out.dtype() == out_infos[i].dtype, ErrorCode::kTypeMismatch, op_name, ": output ", i, " (",
+                 schema.output_name(static_cast<int>(i)), "): the result has dtype ", out_infos[i].dtype,
+                 " but the array written into has dtype ", out.dtype());
+      outputs.push_back(out);
     }
-    outputs = given;
   }
 
-  // Everything the kernel needs travels in one block, so the engine's closure holds a single
-  // pointer (small enough for std::function to store without allocating).
-  auto call = std::make_shared<PendingCall>();
-  call->schema = &schema;
-  call->attrs = std::move(bound);
-  call->seed = call_seed(schema);
-  std::vector<engine::VarPtr> reads, writes;
-  reads.reserve(inputs.size());
-  writes.reserve(outputs.size());
-  call->inputs.reserve(inputs.size());
-  call->outputs.reserve(outputs.size());
+  // Everything the kernel needs travels in one recycled block, which the engine's work owns.
+  CallWork work;
+  PendingCall& call = work.call();
+  call.schema = &schema;
+  call.attrs = std::move(bound);
+  call.seed = call_seed(schema);
+  engine::VarList reads, writes;
   int64_t elements = 0;
-  for (const auto& in : inputs) {
-    call->inputs.push_back(in.defined() ? in.view() : Tensor());
-    call->inputs_contiguous &= !in.defined() || in.view().is_contiguous();
+  for (const NDArray* input : inputs) {
+    const NDArray& in = *input;
+    call.inputs.push_back(in.defined() ? in.view() : Tensor());
+    call.inputs_contiguous &= !in.defined() || in.view().is_contiguous();
     if (in.defined()) {
-      reads.push_back(in.chunk()->var);
+      reads.push_back(var_of(in));
       elements += in.size();
     }
   }
@@ -293,39 +431,54 @@ std::vector<NDArray> push_op(const std::string& op_name, const std::vector<NDArr
   // unless the op is elementwise (it reads each element before writing it, so aliasing is safe).
   for (const auto& out : outputs) {
     bool aliased = false;
-    for (const auto& in : inputs) aliased |= shares_storage(in, out);
-    call->outputs.push_back(out.view());
-    call->via_scratch.push_back(!out.view().is_contiguous() || (aliased && !schema.is_elementwise()));
-    writes.push_back(out.chunk()->var);
+    for (const NDArray* in : inputs) aliased |= shares_storage(*in, out);
+    call.outputs.push_back(out.view());
+    call.via_scratch.push_back(!out.view().is_contiguous() || (aliased && !schema.is_elementwise()));
+    writes.push_back(var_of(out));
     elements += out.size();
   }
   const auto size = elements <= kSmallOpElements ? engine::WorkSize::kSmall : engine::WorkSize::kUnknown;
-  engine::get().push([call] { call->run(); }, std::move(reads), std::move(writes), op_name, size);
+  engine::get().push(std::move(work), std::move(reads), std::move(writes), op_name, size);
   return outputs;
+}
+
+std::vector<NDArray> copies(detail::ArrayRefs arrays) {
+  std::vector<NDArray> out;
+  out.reserve(arrays.size());
+  for (const NDArray* a : arrays) out.push_back(*a);
+  return out;
+}
+
+// Points at each array of `arrays`.
+SmallVector<const NDArray*, 4> refs(const std::vector<NDArray>& arrays) {
+  SmallVector<const NDArray*, 4> out;
+  for (const NDArray& a : arrays) out.push_back(&a);
+  return out;
+}
+
+void record(const ops::OpSchema& op, const AttrMap& attrs, detail::ArrayRefs inputs,
+            std::vector<NDArray>& outputs) {
+  detail::t_op_recorder->record(op.name(), attrs, copies(inputs), outputs);
 }
 
 }  // namespace
 
 std::vector<NDArray> invoke(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs,
                             int num_outputs) {
-  std::vector<NDArray> outputs = push_op(op, inputs, attrs, num_outputs, {});
+  const ops::OpSchema& schema = ops::OpRegistry::global().get(op);
+  const Outputs pushed = push_op(schema, refs(inputs), attrs, num_outputs, {});
+  std::vector<NDArray> outputs(pushed.begin(), pushed.end());
   if (detail::t_op_recorder != nullptr) detail::t_op_recorder->record(op, attrs, inputs, outputs);
   return outputs;
 }
 
 NDArray invoke1(const std::string& op, const std::vector<NDArray>& inputs, const AttrMap& attrs) {
-  std::vector<NDArray> outputs = invoke(op, inputs, attrs);
-  return std::move(outputs.at(0));
+  return detail::call1(ops::OpRegistry::global().get(op), refs(inputs), attrs);
 }
 
 void invoke_into(const std::string& op, const std::vector<NDArray>& inputs,
                  const std::vector<NDArray>& outputs, const AttrMap& attrs) {
-  KILN_CHECK(!outputs.empty(), ErrorCode::kInvalidArgument, op,
-             ": invoke_into needs at least one output array");
-  for (const auto& o : outputs)
-    KILN_CHECK(o.defined(), ErrorCode::kInvalidArgument, op, ": invoke_into got an undefined output array");
-  if (detail::t_op_recorder != nullptr) detail::t_op_recorder->check_write(op, inputs, outputs);
-  push_op(op, inputs, attrs, static_cast<int>(outputs.size()), outputs);
+  detail::call_into(ops::OpRegistry::global().get(op), refs(inputs), refs(outputs), attrs);
 }
 
 void waitall() {
@@ -339,7 +492,10 @@ NDArray empty(const Shape& shape, DType dtype, Device device) {
 NDArray full(const Shape& shape, double value, DType dtype, Device device) {
   NDArray out = empty(shape, dtype, device);
   const NDArray dims = array(shape.dims(), Shape{shape.ndim()});
-  invoke_into("ConstantOfShape", {dims}, {out}, {{"value", Tensor::scalar(value, dtype)}});
+  const NDArray* dims_ref = &dims;
+  const NDArray* out_ref = &out;
+  detail::call_into(detail::schema_of<"ConstantOfShape">(), std::span(&dims_ref, 1), std::span(&out_ref, 1),
+                    {{"value", Tensor::scalar(value, dtype)}});
   return out;
 }
 
@@ -361,5 +517,29 @@ NDArray arange(double start, double stop, double step, DType dtype) {
 }
 
 }  // namespace nd
+
+namespace detail {
+
+NDArray call1(const ops::OpSchema& op, ArrayRefs inputs, const AttrMap& attrs) {
+  nd::Outputs pushed = nd::push_op(op, inputs, attrs, -1, {});
+  KILN_CHECK(!pushed.empty(), ErrorCode::kInternal, op.name(), ": the op produced no output");
+  if (detail::t_op_recorder == nullptr) return std::move(pushed[0]);
+  std::vector<NDArray> outputs(pushed.begin(), pushed.end());
+  nd::record(op, attrs, inputs, outputs);
+  return std::move(outputs[0]);
+}
+
+void call_into(const ops::OpSchema& op, ArrayRefs inputs, ArrayRefs outputs, const AttrMap& attrs) {
+  KILN_CHECK(!outputs.empty(), ErrorCode::kInvalidArgument, op.name(),
+             ": invoke_into needs at least one output array");
+  for (const NDArray* o : outputs)
+    KILN_CHECK(o->defined(), ErrorCode::kInvalidArgument, op.name(),
+               ": invoke_into got an undefined output array");
+  if (detail::t_op_recorder != nullptr)
+    detail::t_op_recorder->check_write(op.name(), nd::copies(inputs), nd::copies(outputs));
+  nd::push_op(op, inputs, attrs, static_cast<int>(outputs.size()), outputs);
+}
+
+}  // namespace detail
 
 }  // namespace kiln

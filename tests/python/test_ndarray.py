@@ -285,6 +285,35 @@ def test_random_is_seeded():
     assert abs(n.mean() - 2) < 0.2 and abs(n.std() - 3) < 0.2
 
 
+@pytest.mark.parametrize("shape", [(2, 3), (100, 80)])  # small arithmetic keeps the GIL, larger releases it
+def test_in_place_returns_the_array_itself(shape):
+    x = rand(*shape)
+    a = mx.nd.array(x)
+    same = a
+    a += 1
+    a *= mx.nd.array(x[0])
+    a -= 0.5
+    a /= 2
+    assert a is same
+    np.testing.assert_allclose(a.asnumpy(), ((x + 1) * x[0] - 0.5) / 2, rtol=1e-5)
+
+
+def test_arithmetic_repeated_over_shapes_matches_numpy():
+    # More input signatures than the per-thread cache of inferred result types holds, revisited,
+    # with broadcasting, scalars and a shape error after a cached success of the same op.
+    shapes = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 4)), ((4,), ()), ((5, 1, 2), (3, 1)),
+              ((1,), (6,)), ((2, 2), (2, 2)), ((3, 1), (3,)), ((7,), (1,)), ((60, 70), (70,))]
+    for _ in range(3):
+        for sa, sb in shapes:
+            x, y = rand(*sa), rand(*sb)
+            a, b = mx.nd.array(x), mx.nd.array(y)
+            np.testing.assert_allclose((a + b).asnumpy(), x + y, rtol=1e-6)
+            np.testing.assert_allclose((a * b - 2).asnumpy(), x * y - 2, rtol=1e-5)
+            np.testing.assert_allclose((3 / (a + 2)).asnumpy(), 3 / (x + 2), rtol=1e-5)
+        with pytest.raises(mx.base.KilnError, match="Add"):
+            mx.nd.ones((2, 3)) + mx.nd.ones((4,))
+
+
 def test_gil_is_released_while_kiln_works():
     import threading
     import time

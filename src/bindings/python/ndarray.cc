@@ -19,6 +19,48 @@ namespace {
 
 using Release = py::call_guard<py::gil_scoped_release>;
 
+// Arithmetic on small arrays keeps the GIL: a call that reads and writes at most this many elements
+// (what the NDArray layer pushes as small work) never waits, it runs at once or queues behind pending
+// writes, and releasing and retaking the GIL costs about as much as such an op. Larger calls release it.
+constexpr int64_t kSmallElements = 4096;
+
+// At most the elements `a op b` reads and writes (broadcasting makes at most a.size() * b.size()).
+bool is_small(const NDArray& a, const NDArray& b) {
+  if (a.size() > kSmallElements || b.size() > kSmallElements) return false;
+  const int64_t result = a.shape() == b.shape() ? a.size() : a.size() * b.size();
+  return a.size() + b.size() + result <= kSmallElements;
+}
+bool is_small(const NDArray& a, double) {
+  return a.size() <= kSmallElements && 2 * a.size() + 1 <= kSmallElements;
+}
+
+// `a op b`, with the GIL released unless the call is small.
+template <class Other, class Op>
+auto arithmetic(Op op) {
+  return [op](const NDArray& a, const Other& b) {
+    if (is_small(a, b)) return op(a, b);
+    py::gil_scoped_release release;
+    return op(a, b);
+  };
+}
+
+// `x += y` and the like: writes into x's storage and returns x itself, as MXNet does (Python binds
+// the name to what __iadd__ returns; a new wrapper would cost an allocation and an NDArray copy on
+// every in-place statement).
+template <class Other, class Op>
+auto in_place(Op op) {
+  return [op](const py::object& self, const Other& other) {
+    NDArray& a = self.cast<NDArray&>();
+    if (is_small(a, other)) {
+      op(a, other);
+      return self;
+    }
+    py::gil_scoped_release release;
+    op(a, other);
+    return self;
+  };
+}
+
 NDArray from_numpy(const py::array& array, Device device) {
   const DType dtype = dtype_from_py(array.dtype());
   KILN_CHECK(array.flags() & py::array::c_style, ErrorCode::kInvalidArgument,
@@ -474,31 +516,27 @@ void bind_ndarray(py::module_& m) {
           py::arg("out_grad") = py::none(), py::arg("retain_graph") = false, py::arg("train_mode") = true);
 
   // Arithmetic. Each operator takes an NDArray or a Python number (in the array's dtype).
-  nd.def(
-        "__add__", [](const NDArray& a, const NDArray& b) { return a + b; }, py::is_operator(), Release())
-      .def(
-          "__add__", [](const NDArray& a, double b) { return a + b; }, py::is_operator(), Release())
-      .def(
-          "__radd__", [](const NDArray& a, double b) { return b + a; }, py::is_operator(), Release())
-      .def(
-          "__sub__", [](const NDArray& a, const NDArray& b) { return a - b; }, py::is_operator(), Release())
-      .def(
-          "__sub__", [](const NDArray& a, double b) { return a - b; }, py::is_operator(), Release())
-      .def(
-          "__rsub__", [](const NDArray& a, double b) { return b - a; }, py::is_operator(), Release())
-      .def(
-          "__mul__", [](const NDArray& a, const NDArray& b) { return a * b; }, py::is_operator(), Release())
-      .def(
-          "__mul__", [](const NDArray& a, double b) { return a * b; }, py::is_operator(), Release())
-      .def(
-          "__rmul__", [](const NDArray& a, double b) { return b * a; }, py::is_operator(), Release())
-      .def(
-          "__truediv__", [](const NDArray& a, const NDArray& b) { return a / b; }, py::is_operator(),
-          Release())
-      .def(
-          "__truediv__", [](const NDArray& a, double b) { return a / b; }, py::is_operator(), Release())
-      .def(
-          "__rtruediv__", [](const NDArray& a, double b) { return b / a; }, py::is_operator(), Release())
+  nd.def("__add__", arithmetic<NDArray>([](const NDArray& a, const NDArray& b) { return a + b; }),
+         py::is_operator())
+      .def("__add__", arithmetic<double>([](const NDArray& a, double b) { return a + b; }), py::is_operator())
+      .def("__radd__", arithmetic<double>([](const NDArray& a, double b) { return b + a; }),
+           py::is_operator())
+      .def("__sub__", arithmetic<NDArray>([](const NDArray& a, const NDArray& b) { return a - b; }),
+           py::is_operator())
+      .def("__sub__", arithmetic<double>([](const NDArray& a, double b) { return a - b; }), py::is_operator())
+      .def("__rsub__", arithmetic<double>([](const NDArray& a, double b) { return b - a; }),
+           py::is_operator())
+      .def("__mul__", arithmetic<NDArray>([](const NDArray& a, const NDArray& b) { return a * b; }),
+           py::is_operator())
+      .def("__mul__", arithmetic<double>([](const NDArray& a, double b) { return a * b; }), py::is_operator())
+      .def("__rmul__", arithmetic<double>([](const NDArray& a, double b) { return b * a; }),
+           py::is_operator())
+      .def("__truediv__", arithmetic<NDArray>([](const NDArray& a, const NDArray& b) { return a / b; }),
+           py::is_operator())
+      .def("__truediv__", arithmetic<double>([](const NDArray& a, double b) { return a / b; }),
+           py::is_operator())
+      .def("__rtruediv__", arithmetic<double>([](const NDArray& a, double b) { return b / a; }),
+           py::is_operator())
       .def(
           "__mod__", [](const NDArray& a, const NDArray& b) { return mod(a, b); }, py::is_operator(),
           Release())
@@ -518,22 +556,14 @@ void bind_ndarray(py::module_& m) {
           "__neg__", [](const NDArray& a) { return -a; }, Release())
       .def(
           "__abs__", [](const NDArray& a) { return nd::abs(a); }, Release())
-      .def(
-          "__iadd__", [](NDArray& a, const NDArray& b) { return a += b; }, py::is_operator(), Release())
-      .def(
-          "__iadd__", [](NDArray& a, double b) { return a += b; }, py::is_operator(), Release())
-      .def(
-          "__isub__", [](NDArray& a, const NDArray& b) { return a -= b; }, py::is_operator(), Release())
-      .def(
-          "__isub__", [](NDArray& a, double b) { return a -= b; }, py::is_operator(), Release())
-      .def(
-          "__imul__", [](NDArray& a, const NDArray& b) { return a *= b; }, py::is_operator(), Release())
-      .def(
-          "__imul__", [](NDArray& a, double b) { return a *= b; }, py::is_operator(), Release())
-      .def(
-          "__itruediv__", [](NDArray& a, const NDArray& b) { return a /= b; }, py::is_operator(), Release())
-      .def(
-          "__itruediv__", [](NDArray& a, double b) { return a /= b; }, py::is_operator(), Release());
+      .def("__iadd__", in_place<NDArray>([](NDArray& a, const NDArray& b) { a += b; }), py::is_operator())
+      .def("__iadd__", in_place<double>([](NDArray& a, const double& b) { a += b; }), py::is_operator())
+      .def("__isub__", in_place<NDArray>([](NDArray& a, const NDArray& b) { a -= b; }), py::is_operator())
+      .def("__isub__", in_place<double>([](NDArray& a, const double& b) { a -= b; }), py::is_operator())
+      .def("__imul__", in_place<NDArray>([](NDArray& a, const NDArray& b) { a *= b; }), py::is_operator())
+      .def("__imul__", in_place<double>([](NDArray& a, const double& b) { a *= b; }), py::is_operator())
+      .def("__itruediv__", in_place<NDArray>([](NDArray& a, const NDArray& b) { a /= b; }), py::is_operator())
+      .def("__itruediv__", in_place<double>([](NDArray& a, const double& b) { a /= b; }), py::is_operator());
   const std::pair<const char*, const char*> comparisons[] = {
       {"__eq__", "Equal"},       {"__ne__", "NotEqual"}, {"__lt__", "Less"},
       {"__le__", "LessOrEqual"}, {"__gt__", "Greater"},  {"__ge__", "GreaterOrEqual"}};
