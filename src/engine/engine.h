@@ -79,6 +79,9 @@ class Engine {
                     WorkSize size = WorkSize::kUnknown) = 0;
   // Blocks until all work pushed so far that writes `var` has finished; rethrows its error.
   virtual void wait_for_var(const VarPtr& var) = 0;
+  // wait_for_var() without blocking: true (after rethrowing the error of the work that wrote
+  // `var`, if any) when no work pushed so far that writes `var` is pending or running, else false.
+  virtual bool try_wait_for_var(const VarPtr& var) = 0;
   // Blocks until all work pushed so far that reads or writes `var` has finished (so that the
   // caller may write it directly); rethrows its error.
   virtual void wait_for_var_write(const VarPtr& var) = 0;

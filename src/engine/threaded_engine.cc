@@ -90,15 +90,16 @@ class ThreadedEngine final : public Engine {
   }
 
   void wait_for_var(const VarPtr& var) override {
-    {
-      std::lock_guard<std::mutex> lock(var->mutex);
-      if (!var->has_waiting() && !var->active_write) {
-        if (var->error) std::rethrow_exception(var->error);
-        return;
-      }
-    }
+    if (try_wait_for_var(var)) return;
     // A reader of `var` runs after every earlier writer: once it runs, the var is ready.
     wait_on_marker(var, false);
+  }
+
+  bool try_wait_for_var(const VarPtr& var) override {
+    std::lock_guard<std::mutex> lock(var->mutex);
+    if (var->has_waiting() || var->active_write) return false;
+    if (var->error) std::rethrow_exception(var->error);
+    return true;
   }
 
   void wait_for_var_write(const VarPtr& var) override {

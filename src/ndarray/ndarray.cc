@@ -11,6 +11,7 @@
 #include "kiln/random.hpp"
 #include "ndarray/autograd_hook.h"
 #include "ndarray/op_call.h"
+#include "ndarray/read_ready.h"
 #include "ops/op_schema.h"
 
 namespace kiln {
@@ -60,6 +61,10 @@ NDArray::NDArray(Tensor tensor) : chunk_(new_chunk()), view_(std::move(tensor)) 
 
 void NDArray::wait_to_read() const {
   if (chunk_) engine::get().wait_for_var(var_of(*this));
+}
+
+bool nd::try_wait_to_read(const NDArray& a) {
+  return !a.chunk() || engine::get().try_wait_for_var(var_of(a));
 }
 
 void NDArray::wait_to_write() const {

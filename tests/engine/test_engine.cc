@@ -128,6 +128,36 @@ TEST(Engine, ErrorSurfacesAtTheWrittenVarWithTheOpName) {
   EXPECT_NO_THROW(eng->wait_all());
 }
 
+// try_wait_for_var answers without blocking: false while a write is pending or running, true
+// (or the writer's error) once it is done; readers do not count.
+TEST(Engine, TryWaitForVarDoesNotBlock) {
+  auto eng = make_threaded_engine(2);
+  auto v = new_var(), failed = new_var();
+  EXPECT_TRUE(eng->try_wait_for_var(v));
+  std::atomic<bool> release{false};
+  eng->push(
+      [&] {
+        while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      },
+      {}, {v}, "held writer");
+  EXPECT_FALSE(eng->try_wait_for_var(v));
+  release = true;
+  eng->wait_for_var(v);
+  EXPECT_TRUE(eng->try_wait_for_var(v));
+  release = false;
+  eng->push(
+      [&] {
+        while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      },
+      {v}, {}, "held reader");
+  EXPECT_TRUE(eng->try_wait_for_var(v));
+  release = true;
+  eng->push([] { throw Error(ErrorCode::kInvalidArgument, "bad write"); }, {}, {failed}, "Failing");
+  EXPECT_THROW(eng->wait_for_var(failed), Error);
+  EXPECT_THROW(eng->try_wait_for_var(failed), Error);  // the error stays with the variable
+  EXPECT_THROW(eng->wait_all(), Error);
+}
+
 TEST(Engine, WaitToWriteWaitsForReaders) {
   auto eng = make_threaded_engine(2);
   auto v = new_var();

@@ -12,6 +12,7 @@
 
 #include "bindings.h"
 #include "dlpack.h"
+#include "ndarray/read_ready.h"
 
 namespace kiln::python {
 
@@ -437,7 +438,13 @@ void bind_ndarray(py::module_& m) {
            })
       .def("__hash__", [](const NDArray& a) { return reinterpret_cast<intptr_t>(a.chunk().get()); })
       .def("asnumpy", &to_numpy)
-      .def("wait_to_read", &NDArray::wait_to_read, Release())
+      // The GIL is given up only when there is something to wait for.
+      .def("wait_to_read",
+           [](const NDArray& a) {
+             if (nd::try_wait_to_read(a)) return;
+             py::gil_scoped_release release;
+             a.wait_to_read();
+           })
       .def("copy", &NDArray::copy, Release())
       // A view of the same storage that autograd does not trace back through.
       .def("detach", [](const NDArray& a) { return NDArray(a.chunk(), a.view()); })
