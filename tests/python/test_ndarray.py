@@ -298,6 +298,95 @@ def test_in_place_returns_the_array_itself(shape):
     np.testing.assert_allclose(a.asnumpy(), ((x + 1) * x[0] - 0.5) / 2, rtol=1e-5)
 
 
+OPERATORS = {"+": lambda u, v: u + v, "-": lambda u, v: u - v, "*": lambda u, v: u * v, "/": lambda u, v: u / v}
+
+
+def in_place(symbol):
+    def apply(u, v):
+        before = u
+        if symbol == "+":
+            u += v
+        elif symbol == "-":
+            u -= v
+        elif symbol == "*":
+            u *= v
+        else:
+            u /= v
+        assert u is before
+        return u
+    return apply
+
+
+@pytest.mark.parametrize("symbol", sorted(OPERATORS))
+@pytest.mark.parametrize("shape", [(2, 3), (90, 70)])  # keeps the GIL / releases it
+def test_operator_syntax_with_every_kind_of_operand(symbol, shape):
+    # The operators as Python evaluates them (the type's number slots), not called as methods:
+    # arrays, Python floats and ints on either side, numpy and bool scalars, in place.
+    op = OPERATORS[symbol]
+    x, y = np.abs(rand(*shape)) + 0.5, np.abs(rand(shape[-1])) + 0.5
+    a, b = mx.nd.array(x), mx.nd.array(y)
+    for left, right, expected in [(a, b, op(x, y)), (a, 1.5, op(x, np.float32(1.5))),
+                                  (a, 3, op(x, np.float32(3))), (2.5, a, op(np.float32(2.5), x)),
+                                  (4, a, op(np.float32(4), x)), (a, np.float32(2), op(x, np.float32(2))),
+                                  (np.float64(2), a, op(np.float32(2), x)), (a, True, op(x, np.float32(1)))]:
+        result = op(left, right)
+        assert isinstance(result, mx.nd.NDArray)
+        np.testing.assert_allclose(result.asnumpy(), expected, rtol=1e-6)
+    for right, expected in [(b, op(x, y)), (2, op(x, np.float32(2))), (np.float32(0.5), op(x, np.float32(0.5)))]:
+        target = mx.nd.array(x)
+        np.testing.assert_allclose(in_place(symbol)(target, right).asnumpy(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("symbol", sorted(OPERATORS))
+def test_operators_reject_what_they_cannot_take(symbol):
+    a = mx.nd.ones((2, 3))
+    for other in ["text", None, [1, 2, 3], 10 ** 400]:  # Python's own TypeError, as for any type
+        with pytest.raises(TypeError):
+            OPERATORS[symbol](a, other)
+        with pytest.raises(TypeError):
+            in_place(symbol)(a.copy(), other)
+    with pytest.raises(TypeError):
+        OPERATORS[symbol]("text", a)
+    with pytest.raises(mx.base.KilnError, match="cannot be broadcast"):
+        OPERATORS[symbol](a, mx.nd.ones((4,)))
+    with pytest.raises(mx.base.KilnError, match="cannot be broadcast"):
+        in_place(symbol)(a, mx.nd.ones((4,)))
+    np.testing.assert_array_equal(a.asnumpy(), np.ones((2, 3)))  # a failed update leaves the array as it was
+
+
+def test_wait_to_read_checks_its_receiver():
+    with pytest.raises(TypeError, match="wait_to_read"):
+        mx.nd.NDArray.wait_to_read(1)
+    a = mx.nd.ones((3,)) * 2
+    assert a.wait_to_read() is None
+
+
+def test_small_operators_from_many_threads():
+    # Small operators keep the GIL and push work from whichever thread calls them: each thread's
+    # chain of updates must come out exactly as if it ran alone.
+    import threading
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            acc = mx.nd.zeros((4,))
+            for i in range(300):
+                acc += mx.nd.ones((4,)) * k
+                acc = acc - 0.5 + 0.5
+            results[k] = acc.asnumpy()
+        except Exception as e:  # reported below, with the thread it came from
+            errors.append((k, e))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(1, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for k in range(1, 5):
+        np.testing.assert_array_equal(results[k], np.full(4, 300.0 * k, np.float32))
+
+
 def test_arithmetic_repeated_over_shapes_matches_numpy():
     # More input signatures than the per-thread cache of inferred result types holds, revisited,
     # with broadcasting, scalars and a shape error after a cached success of the same op.

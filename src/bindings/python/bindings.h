@@ -15,6 +15,8 @@ namespace py = pybind11;
 
 void bind_errors(py::module_& m);
 void bind_ndarray(py::module_& m);
+// Called by bind_ndarray once the arithmetic operators are bound (ndarray_fast_path.cc).
+void bind_ndarray_fast_path(py::class_<NDArray>& cls);
 void bind_random(py::module_& m);
 void bind_autograd(py::module_& m);
 void bind_gluon(py::module_& m);

@@ -12,28 +12,13 @@
 
 #include "bindings.h"
 #include "dlpack.h"
-#include "ndarray/read_ready.h"
+#include "small_calls.h"
 
 namespace kiln::python {
 
 namespace {
 
 using Release = py::call_guard<py::gil_scoped_release>;
-
-// Arithmetic on small arrays keeps the GIL: a call that reads and writes at most this many elements
-// (what the NDArray layer pushes as small work) never waits, it runs at once or queues behind pending
-// writes, and releasing and retaking the GIL costs about as much as such an op. Larger calls release it.
-constexpr int64_t kSmallElements = 4096;
-
-// At most the elements `a op b` reads and writes (broadcasting makes at most a.size() * b.size()).
-bool is_small(const NDArray& a, const NDArray& b) {
-  if (a.size() > kSmallElements || b.size() > kSmallElements) return false;
-  const int64_t result = a.shape() == b.shape() ? a.size() : a.size() * b.size();
-  return a.size() + b.size() + result <= kSmallElements;
-}
-bool is_small(const NDArray& a, double) {
-  return a.size() <= kSmallElements && 2 * a.size() + 1 <= kSmallElements;
-}
 
 // `a op b`, with the GIL released unless the call is small.
 template <class Other, class Op>
@@ -438,13 +423,6 @@ void bind_ndarray(py::module_& m) {
            })
       .def("__hash__", [](const NDArray& a) { return reinterpret_cast<intptr_t>(a.chunk().get()); })
       .def("asnumpy", &to_numpy)
-      // The GIL is given up only when there is something to wait for.
-      .def("wait_to_read",
-           [](const NDArray& a) {
-             if (nd::try_wait_to_read(a)) return;
-             py::gil_scoped_release release;
-             a.wait_to_read();
-           })
       .def("copy", &NDArray::copy, Release())
       // A view of the same storage that autograd does not trace back through.
       .def("detach", [](const NDArray& a) { return NDArray(a.chunk(), a.view()); })
@@ -571,6 +549,8 @@ void bind_ndarray(py::module_& m) {
       .def("__imul__", in_place<double>([](NDArray& a, const double& b) { a *= b; }), py::is_operator())
       .def("__itruediv__", in_place<NDArray>([](NDArray& a, const NDArray& b) { a /= b; }), py::is_operator())
       .def("__itruediv__", in_place<double>([](NDArray& a, const double& b) { a /= b; }), py::is_operator());
+  // `wait_to_read` and the slots of + - * / and their in-place forms, straight to CPython.
+  bind_ndarray_fast_path(nd);
   const std::pair<const char*, const char*> comparisons[] = {
       {"__eq__", "Equal"},       {"__ne__", "NotEqual"}, {"__lt__", "Less"},
       {"__le__", "LessOrEqual"}, {"__gt__", "Greater"},  {"__ge__", "GreaterOrEqual"}};
