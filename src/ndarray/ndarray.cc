@@ -443,7 +443,7 @@ Outputs push_op(const ops::OpSchema& schema, detail::ArrayRefs inputs, const Att
     elements += out.size();
   }
   const auto size = elements <= kSmallOpElements ? engine::WorkSize::kSmall : engine::WorkSize::kUnknown;
-  engine::get().push(std::move(work), std::move(reads), std::move(writes), op_name, size);
+  engine::get().push(std::move(work), std::move(reads), std::move(writes), op_name.c_str(), size);
   return outputs;
 }
 
