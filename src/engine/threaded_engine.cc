@@ -178,6 +178,18 @@ class ThreadedEngine final : public Engine {
 
   static void enqueue(Var& var, OpBlock* op, bool is_write, std::vector<OpBlock*>& ready) {
     std::lock_guard<std::mutex> lock(var.mutex);
+    // Nothing waiting and access free: grant it here, as grant() would right after queueing it,
+    // without the queue entry. A new array's var is then never queued on (its queue would
+    // allocate) unless an op has to wait for it.
+    if (!var.has_waiting() && !var.active_write && (!is_write || var.active_reads == 0)) {
+      if (is_write) {
+        var.active_write = true;
+      } else {
+        ++var.active_reads;
+      }
+      if (op->blockers.fetch_sub(1) == 1) ready.push_back(op);
+      return;
+    }
     var.waiting.emplace_back(op, is_write);
     grant(var, ready);
   }
