@@ -307,7 +307,10 @@ class ThreadedEngine final : public Engine {
     op->writes.clear();
     ObjectCache<OpBlock>::release(op);
     completed_.fetch_add(1, std::memory_order_relaxed);
-    if (pending_.fetch_sub(1) == 1) {
+    // Most ops that empty the engine (every small op run by its pusher) have no one to wake.
+    // Both sides use sequentially consistent atomics: either a waiter registered before this
+    // reads idle_waiters_, or the waiter reads pending_ after this decrement and does not sleep.
+    if (pending_.fetch_sub(1) == 1 && idle_waiters_.load() > 0) {
       std::lock_guard<std::mutex> lock(idle_mutex_);
       idle_cv_.notify_all();
     }
@@ -315,7 +318,9 @@ class ThreadedEngine final : public Engine {
 
   void wait_until_idle() {
     std::unique_lock<std::mutex> lock(idle_mutex_);
+    idle_waiters_.fetch_add(1);
     idle_cv_.wait(lock, [&] { return pending_.load() == 0; });
+    idle_waiters_.fetch_sub(1);
   }
 
   std::vector<std::thread> workers_;
@@ -329,6 +334,7 @@ class ThreadedEngine final : public Engine {
   std::atomic<int64_t> pending_{0};
   std::mutex idle_mutex_;
   std::condition_variable idle_cv_;
+  std::atomic<int> idle_waiters_{0};  // threads in wait_until_idle()
 
   std::mutex error_mutex_;
   std::exception_ptr first_error_;
