@@ -21,18 +21,13 @@ class SmallVector {
   }
   SmallVector(const SmallVector&) = default;
   SmallVector& operator=(const SmallVector&) = default;
-  // A moved-from SmallVector is empty.
-  SmallVector(SmallVector&& other) noexcept
-      : size_(std::exchange(other.size_, 0)), heap_(std::move(other.heap_)) {
-    for (size_t i = 0; i < N; ++i) inline_[i] = std::move(other.inline_[i]);
-    other.heap_.clear();
-  }
+  // A moved-from SmallVector is empty. Only the elements in use move: the slots past size()
+  // already hold default values on both sides.
+  SmallVector(SmallVector&& other) noexcept { take(other); }
   SmallVector& operator=(SmallVector&& other) noexcept {
     if (this != &other) {
-      for (size_t i = 0; i < N; ++i) inline_[i] = std::move(other.inline_[i]);
-      size_ = std::exchange(other.size_, 0);
-      heap_ = std::move(other.heap_);
-      other.heap_.clear();
+      clear();
+      take(other);
     }
     return *this;
   }
@@ -78,6 +73,17 @@ class SmallVector {
   void clear() { truncate(0); }
 
  private:
+  // Moves `other`'s elements into this empty list and leaves `other` empty.
+  void take(SmallVector& other) noexcept {
+    if (other.size_ <= N) {
+      for (size_t i = 0; i < other.size_; ++i) inline_[i] = std::exchange(other.inline_[i], T());
+    } else {
+      heap_ = std::move(other.heap_);
+      other.heap_.clear();
+    }
+    size_ = std::exchange(other.size_, 0);
+  }
+
   // Elements are in inline_ while size_ <= N, otherwise all of them are in heap_.
   T inline_[N] = {};
   size_t size_ = 0;

@@ -12,7 +12,6 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -75,7 +74,10 @@ class Engine {
   virtual ~Engine() = default;
 
   // Schedules `fn`. A variable listed in both sets counts as written; duplicates are ignored.
-  virtual void push(Work fn, VarList reads, VarList writes, std::string name,
+  // The lists are taken over (moved from); `name`, which errors and profiles show, is not copied:
+  // it must outlive the op (a literal, or a registered op schema's name). Taking the lists by
+  // reference and the name by pointer saves a small op's push four list moves and a string.
+  virtual void push(Work fn, VarList&& reads, VarList&& writes, const char* name,
                     WorkSize size = WorkSize::kUnknown) = 0;
   // Blocks until all work pushed so far that writes `var` has finished; rethrows its error.
   virtual void wait_for_var(const VarPtr& var) = 0;

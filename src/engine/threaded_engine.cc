@@ -4,6 +4,7 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "core/object_cache.h"
@@ -19,7 +20,7 @@ VarPtr new_var() {
 
 struct OpBlock {
   Work fn;
-  std::string name;
+  const char* name = nullptr;  // the pusher's, which outlives the op
   VarList reads, writes;
   bool is_sync = false;          // a wait marker: it neither runs user work nor touches errors
   std::atomic<int> blockers{0};  // vars not yet granted, plus one held by push() itself
@@ -85,8 +86,8 @@ class ThreadedEngine final : public Engine {
     for (auto& t : workers_) t.join();
   }
 
-  void push(Work fn, VarList reads, VarList writes, std::string name, WorkSize size) override {
-    push_block(std::move(fn), std::move(reads), std::move(writes), std::move(name), false, size);
+  void push(Work fn, VarList&& reads, VarList&& writes, const char* name, WorkSize size) override {
+    push_block(std::move(fn), std::move(reads), std::move(writes), name, false, size);
   }
 
   void wait_for_var(const VarPtr& var) override {
@@ -133,20 +134,20 @@ class ThreadedEngine final : public Engine {
   void wait_on_marker(const VarPtr& var, bool as_writer) {
     std::promise<void> done;
     auto future = done.get_future();
-    const VarList vars{var};
-    push_block([&done] { done.set_value(); }, as_writer ? VarList{} : vars, as_writer ? vars : VarList{},
-               "wait_for_var", true, WorkSize::kUnknown);
+    VarList vars{var}, none;
+    push_block([&done] { done.set_value(); }, as_writer ? std::move(none) : std::move(vars),
+               as_writer ? std::move(vars) : std::move(none), "wait_for_var", true, WorkSize::kUnknown);
     future.wait();
     std::lock_guard<std::mutex> lock(var->mutex);
     if (var->error) std::rethrow_exception(var->error);
   }
 
-  void push_block(Work fn, VarList reads, VarList writes, std::string name, bool is_sync, WorkSize size) {
+  void push_block(Work fn, VarList&& reads, VarList&& writes, const char* name, bool is_sync, WorkSize size) {
     remove_duplicates(reads, writes);
     // Owned by the engine from here until finish() returns it to the cache.
     OpBlock* op = ObjectCache<OpBlock>::acquire();
     op->fn = std::move(fn);
-    op->name = std::move(name);
+    op->name = name;
     op->reads = std::move(reads);
     op->writes = std::move(writes);
     op->is_sync = is_sync;
@@ -177,6 +178,18 @@ class ThreadedEngine final : public Engine {
 
   static void enqueue(Var& var, OpBlock* op, bool is_write, std::vector<OpBlock*>& ready) {
     std::lock_guard<std::mutex> lock(var.mutex);
+    // Nothing waiting and access free: grant it here, as grant() would right after queueing it,
+    // without the queue entry. A new array's var is then never queued on (its queue would
+    // allocate) unless an op has to wait for it.
+    if (!var.has_waiting() && !var.active_write && (!is_write || var.active_reads == 0)) {
+      if (is_write) {
+        var.active_write = true;
+      } else {
+        ++var.active_reads;
+      }
+      if (op->blockers.fetch_sub(1) == 1) ready.push_back(op);
+      return;
+    }
     var.waiting.emplace_back(op, is_write);
     grant(var, ready);
   }
@@ -256,13 +269,15 @@ class ThreadedEngine final : public Engine {
       try {
         op->fn();
       } catch (const Error& e) {
-        error = std::make_exception_ptr(Error(e.code(), "async op '" + op->name + "' failed: " + e.what()));
+        error = std::make_exception_ptr(
+            Error(e.code(), std::string("async op '") + op->name + "' failed: " + e.what()));
       } catch (const std::exception& e) {
         error = std::make_exception_ptr(
-            Error(ErrorCode::kRuntime, "async op '" + op->name + "' failed: " + e.what()));
+            Error(ErrorCode::kRuntime, std::string("async op '") + op->name + "' failed: " + e.what()));
       } catch (...) {
-        error = std::make_exception_ptr(
-            Error(ErrorCode::kRuntime, "async op '" + op->name + "' failed with a non-standard exception"));
+        error =
+            std::make_exception_ptr(Error(ErrorCode::kRuntime, std::string("async op '") + op->name +
+                                                                   "' failed with a non-standard exception"));
       }
       if (error) {
         failed_.fetch_add(1, std::memory_order_relaxed);
@@ -292,7 +307,10 @@ class ThreadedEngine final : public Engine {
     op->writes.clear();
     ObjectCache<OpBlock>::release(op);
     completed_.fetch_add(1, std::memory_order_relaxed);
-    if (pending_.fetch_sub(1) == 1) {
+    // Most ops that empty the engine (every small op run by its pusher) have no one to wake.
+    // Both sides use sequentially consistent atomics: either a waiter registered before this
+    // reads idle_waiters_, or the waiter reads pending_ after this decrement and does not sleep.
+    if (pending_.fetch_sub(1) == 1 && idle_waiters_.load() > 0) {
       std::lock_guard<std::mutex> lock(idle_mutex_);
       idle_cv_.notify_all();
     }
@@ -300,7 +318,9 @@ class ThreadedEngine final : public Engine {
 
   void wait_until_idle() {
     std::unique_lock<std::mutex> lock(idle_mutex_);
+    idle_waiters_.fetch_add(1);
     idle_cv_.wait(lock, [&] { return pending_.load() == 0; });
+    idle_waiters_.fetch_sub(1);
   }
 
   std::vector<std::thread> workers_;
@@ -314,6 +334,7 @@ class ThreadedEngine final : public Engine {
   std::atomic<int64_t> pending_{0};
   std::mutex idle_mutex_;
   std::condition_variable idle_cv_;
+  std::atomic<int> idle_waiters_{0};  // threads in wait_until_idle()
 
   std::mutex error_mutex_;
   std::exception_ptr first_error_;

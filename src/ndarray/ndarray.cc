@@ -425,25 +425,33 @@ Outputs push_op(const ops::OpSchema& schema, detail::ArrayRefs inputs, const Att
   int64_t elements = 0;
   for (const NDArray* input : inputs) {
     const NDArray& in = *input;
-    call.inputs.push_back(in.defined() ? in.view() : Tensor());
-    call.inputs_contiguous &= !in.defined() || in.view().is_contiguous();
-    if (in.defined()) {
-      reads.push_back(var_of(in));
-      elements += in.size();
+    if (!in.defined()) {
+      call.inputs.emplace_back();
+      continue;
     }
+    call.inputs.push_back(in.view());  // copied in place, not through a temporary
+    call.inputs_contiguous &= in.view().is_contiguous();
+    reads.push_back(var_of(in));
+    elements += in.size();
   }
   // An output that shares storage with an input is computed in a scratch buffer and copied in,
   // unless the op is elementwise (it reads each element before writing it, so aliasing is safe).
+  // Arrays made above for the results are contiguous and share nothing: no check needed.
+  const bool new_outputs = given.empty();
   for (const auto& out : outputs) {
-    bool aliased = false;
-    for (const NDArray* in : inputs) aliased |= shares_storage(*in, out);
+    bool via_scratch = false;
+    if (!new_outputs) {
+      bool aliased = false;
+      for (const NDArray* in : inputs) aliased |= shares_storage(*in, out);
+      via_scratch = !out.view().is_contiguous() || (aliased && !schema.is_elementwise());
+    }
     call.outputs.push_back(out.view());
-    call.via_scratch.push_back(!out.view().is_contiguous() || (aliased && !schema.is_elementwise()));
+    call.via_scratch.push_back(via_scratch);
     writes.push_back(var_of(out));
     elements += out.size();
   }
   const auto size = elements <= kSmallOpElements ? engine::WorkSize::kSmall : engine::WorkSize::kUnknown;
-  engine::get().push(std::move(work), std::move(reads), std::move(writes), op_name, size);
+  engine::get().push(std::move(work), std::move(reads), std::move(writes), op_name.c_str(), size);
   return outputs;
 }
 
