@@ -1,5 +1,5 @@
-// Helpers every test suite may use: expecting a kiln::Error with given words, a scratch
-// directory per test, and running a reference script.
+// Helpers every test suite may use: expecting a kiln::Error with given words (or reading its code
+// and message), a scratch directory per test, and running a reference script.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,26 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The code of the kiln::Error `fn` throws; kInternal, which no test expects, when it throws none.
+inline ErrorCode code_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return ErrorCode::kInternal;
+}
+
+// The message of the kiln::Error `fn` throws; "(no error)" when it throws none.
+inline std::string message_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 // Runs `command` in a shell and returns its standard output; `status` gets its exit status (-1
 // when it could not start). For tests that compare against a reference program (PyTorch, MXNet).

@@ -93,12 +93,16 @@ def as_mxnet(kiln, model_path, work_dir):
     return symbol, [o["name"] for o in json.loads(info.stdout)["outputs"]]
 
 
-def run_kiln(kiln, model_path, inputs, output_names, opt_level, timeout, work_dir, kiln_output_names=None):
-    """Returns ({output name: array}, seconds) or raises RuntimeError with Kiln's message.
-    `kiln_output_names`: the names Kiln gives the outputs, when they differ (an MXNet conversion)."""
-    command = [str(kiln), "run", str(model_path), "--opt-level", opt_level, "--output-dir", str(work_dir)]
+def run_kiln(kiln, model_path, inputs, output_names, work_dir, extra_args=(), timeout=None,
+             kiln_output_names=None):
+    """Returns ({output name: array}, seconds) from `kiln run` with `extra_args`, or raises
+    RuntimeError with Kiln's message. Each call writes its outputs to a folder of its own in
+    `work_dir`. `kiln_output_names`: the names Kiln gives the outputs, when they differ (an MXNet
+    conversion)."""
+    out_dir = pathlib.Path(tempfile.mkdtemp(prefix=f"out_{model_path.stem}_", dir=work_dir))
+    command = [str(kiln), "run", str(model_path), *extra_args, "--output-dir", str(out_dir)]
     for name, array in inputs.items():
-        path = work_dir / f"input_{name}.npy"
+        path = work_dir / f"input_{name}_{array.dtype}.npy"
         np.save(path, array)
         command += ["--input", f"{name}={path}"]
     start = time.perf_counter()
@@ -111,9 +115,19 @@ def run_kiln(kiln, model_path, inputs, output_names, opt_level, timeout, work_di
         raise RuntimeError((result.stderr or result.stdout).strip() or f"exit status {result.returncode}")
     # `kiln run` names each file after its output, with '/' replaced by '_'.
     kiln_names = kiln_output_names or output_names
-    outputs = {name: np.load(work_dir / (kiln_name.replace("/", "_") + ".npy"))
+    outputs = {name: np.load(out_dir / (kiln_name.replace("/", "_") + ".npy"))
                for name, kiln_name in zip(output_names, kiln_names, strict=True)}
     return outputs, seconds
+
+
+def kiln_runs(label, runs):
+    """What `runs()` returns, or None after printing the FAIL line for `label` when Kiln could not
+    run the model (`runs` raised RuntimeError)."""
+    try:
+        return runs()
+    except RuntimeError as error:
+        print(f"{label}: FAIL (kiln run: {error})", flush=True)
+        return None
 
 
 def compare(expected, actual):
@@ -151,17 +165,20 @@ def main():
             with tempfile.TemporaryDirectory(prefix="kiln_compare_") as work_dir:
                 work_dir = pathlib.Path(work_dir)
                 kiln_model = with_fixed_batch(model_path, batch, work_dir) if args.fix_batch else model_path
-                try:
-                    kiln_names = None
-                    if args.via_mxnet:
-                        kiln_model, kiln_names = as_mxnet(args.kiln, kiln_model, work_dir)
-                        label = f"{model_name} (MXNet format) batch {batch}"
-                    actual, seconds = run_kiln(args.kiln, kiln_model, inputs, output_names, args.opt_level,
-                                               args.timeout, work_dir, kiln_names)
-                except RuntimeError as error:
-                    print(f"{label}: FAIL (kiln run: {error})", flush=True)
-                    all_passed = False
-                    continue
+                if args.via_mxnet:
+                    label = f"{model_name} (MXNet format) batch {batch}"
+
+                def convert_and_run():
+                    model, kiln_names = (as_mxnet(args.kiln, kiln_model, work_dir) if args.via_mxnet
+                                         else (kiln_model, None))
+                    return run_kiln(args.kiln, model, inputs, output_names, work_dir,
+                                    ("--opt-level", args.opt_level), args.timeout, kiln_names)
+
+                result = kiln_runs(label, convert_and_run)
+            if result is None:
+                all_passed = False
+                continue
+            actual, seconds = result
             for name in output_names:
                 ratio = compare(expected[name], actual[name])
                 if ratio is None:

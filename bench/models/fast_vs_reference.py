@@ -19,7 +19,6 @@ The reference kernels are slow (plain loops): ResNet-50 and YOLOv5s take tens of
 
 import argparse
 import pathlib
-import subprocess
 import sys
 import tempfile
 
@@ -28,7 +27,8 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from compare_ort import MODELS, SEED, TOLERANCE, compare, input_specs, make_inputs  # noqa: E402
+from compare_ort import (  # noqa: E402
+    MODELS, SEED, TOLERANCE, compare, input_specs, kiln_runs, make_inputs, run_kiln)
 
 # Inputs that ONNX requires to stay float32 whatever the data's type: Resize's roi and scales.
 FLOAT32_ONLY_INPUTS = {"Resize": (1, 2)}
@@ -63,20 +63,11 @@ def as_float64(model_path, work_dir):
     return path
 
 
-def run_kiln(kiln, model_path, inputs, output_names, kernels, opt_level, work_dir):
-    """{output name: array} from `kiln run`; raises RuntimeError with Kiln's message."""
-    out_dir = work_dir / f"out_{model_path.stem}_{kernels}"
-    command = [str(kiln), "run", str(model_path), "--kernels", kernels, "--opt-level", opt_level,
-               "--output-dir", str(out_dir)]
-    for name, array in inputs.items():
-        path = work_dir / f"input_{name}_{array.dtype}.npy"
-        np.save(path, array)
-        command += ["--input", f"{name}={path}"]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError((result.stderr or result.stdout).strip() or f"exit status {result.returncode}")
-    # `kiln run` names each file after its output, with '/' replaced by '_'.
-    return {name: np.load(out_dir / (name.replace("/", "_") + ".npy")) for name in output_names}
+def run_kiln_kernels(kiln, model_path, inputs, output_names, kernels, opt_level, work_dir):
+    """{output name: array} from `kiln run --kernels KERNELS`; raises RuntimeError with Kiln's message."""
+    outputs, _ = run_kiln(kiln, model_path, inputs, output_names, work_dir,
+                          ("--kernels", kernels, "--opt-level", opt_level))
+    return outputs
 
 
 def main():
@@ -104,20 +95,23 @@ def main():
             label = f"{model_name} batch {batch}"
             with tempfile.TemporaryDirectory(prefix="kiln_fast_ref_") as work_dir:
                 work_dir = pathlib.Path(work_dir)
-                try:
-                    fast = run_kiln(args.kiln, model_path, inputs, output_names, "fast", args.opt_level, work_dir)
-                    ref = run_kiln(args.kiln, model_path, inputs, output_names, "reference", args.opt_level,
-                                   work_dir)
-                    exact = None
-                    if args.fp64:
-                        wide_inputs = {k: v.astype(np.float64) if v.dtype == np.float32 else v
-                                       for k, v in inputs.items()}
-                        exact = run_kiln(args.kiln, as_float64(model_path, work_dir), wide_inputs, output_names,
-                                         "reference", args.opt_level, work_dir)
-                except RuntimeError as error:
-                    print(f"{label}: FAIL (kiln run: {error})", flush=True)
-                    all_passed = False
-                    continue
+                def fast_reference_and_exact():
+                    fast = run_kiln_kernels(args.kiln, model_path, inputs, output_names, "fast", args.opt_level,
+                                            work_dir)
+                    ref = run_kiln_kernels(args.kiln, model_path, inputs, output_names, "reference",
+                                           args.opt_level, work_dir)
+                    if not args.fp64:
+                        return fast, ref, None
+                    wide_inputs = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in inputs.items()}
+                    exact = run_kiln_kernels(args.kiln, as_float64(model_path, work_dir), wide_inputs, output_names,
+                                             "reference", args.opt_level, work_dir)
+                    return fast, ref, exact
+
+                result = kiln_runs(label, fast_reference_and_exact)
+            if result is None:
+                all_passed = False
+                continue
+            fast, ref, exact = result
             for name in output_names:
                 ratio = compare(ref[name], fast[name])
                 passed = ratio is not None and ratio < TOLERANCE

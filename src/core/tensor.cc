@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kiln/error.hpp"
+#include "strided_copy.h"
 #include "thread_pool.h"
 
 namespace kiln {
@@ -155,47 +156,6 @@ Tensor Tensor::clone() const {
   return out;
 }
 
-namespace {
-
-// Copies `count` rows of an N-d strided layout, row by row; the innermost axis is copied with
-// memcpy when both sides are dense along it.
-void strided_copy(const Tensor& dst, const Tensor& src) {
-  const int nd = src.ndim();
-  const size_t item = src.itemsize();
-  const auto* s = static_cast<const char*>(src.raw_data());
-  auto* d = static_cast<char*>(dst.raw_data());
-  if (nd == 0) {
-    std::memcpy(d, s, item);
-    return;
-  }
-  const int64_t inner = src.shape()[nd - 1];
-  const int64_t s_inner = src.strides().back(), d_inner = dst.strides().back();
-  const int64_t rows = src.numel() / std::max<int64_t>(inner, 1);
-  parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
-    std::vector<int64_t> index(static_cast<size_t>(nd), 0);
-    for (int64_t row = b; row < e; ++row) {
-      int64_t rem = row, s_off = 0, d_off = 0;
-      for (int a = nd - 2; a >= 0; --a) {
-        const int64_t i = rem % src.shape()[a];
-        rem /= src.shape()[a];
-        s_off += i * src.strides()[static_cast<size_t>(a)];
-        d_off += i * dst.strides()[static_cast<size_t>(a)];
-      }
-      const char* sp = s + s_off * static_cast<int64_t>(item);
-      char* dp = d + d_off * static_cast<int64_t>(item);
-      if (s_inner == 1 && d_inner == 1) {
-        std::memcpy(dp, sp, static_cast<size_t>(inner) * item);
-      } else {
-        for (int64_t j = 0; j < inner; ++j)
-          std::memcpy(dp + j * d_inner * static_cast<int64_t>(item),
-                      sp + j * s_inner * static_cast<int64_t>(item), item);
-      }
-    }
-  });
-}
-
-}  // namespace
-
 void Tensor::copy_from(const Tensor& src) {
   KILN_CHECK(src.shape() == shape_, ErrorCode::kShapeMismatch, "copy_from: source shape ", src.shape(),
              " differs from destination shape ", shape_);
@@ -208,7 +168,8 @@ void Tensor::copy_from(const Tensor& src) {
     std::memcpy(raw_data(), src.raw_data(), nbytes());
     return;
   }
-  strided_copy(*this, src);
+  copy_strided(static_cast<char*>(raw_data()), strides_, static_cast<const char*>(src.raw_data()),
+               src.strides(), shape_.dims(), itemsize());
 }
 
 Tensor Tensor::cast(DType dtype) const {

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "nn/layer_inputs.h"
+
 namespace kiln::nn {
 
 namespace {
@@ -16,12 +18,6 @@ const std::map<std::string, std::string>& activation_ops() {
                                                          {"softrelu", "Softplus"},
                                                          {"softsign", "Softsign"}};
   return ops;
-}
-
-const NDArray& single_input(const std::vector<NDArray>& inputs, const std::string& block) {
-  KILN_CHECK(inputs.size() == 1 && inputs[0].defined(), ErrorCode::kInvalidArgument, "Block '", block,
-             "': expected 1 input, got ", inputs.size());
-  return inputs[0];
 }
 
 }  // namespace

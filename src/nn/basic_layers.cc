@@ -5,16 +5,11 @@
 #include "autograd/tape.h"
 #include "kiln/autograd.hpp"
 #include "kiln/nn/activation_layers.hpp"
+#include "nn/layer_inputs.h"
 
 namespace kiln::nn {
 
 namespace {
-
-const NDArray& single_input(const std::vector<NDArray>& inputs, const std::string& block) {
-  KILN_CHECK(inputs.size() == 1 && inputs[0].defined(), ErrorCode::kInvalidArgument, "Block '", block,
-             "': expected 1 input, got ", inputs.size());
-  return inputs[0];
-}
 
 NDArray flatten_batch(const NDArray& x) {
   return x.ndim() == 2 ? x : x.flatten();

@@ -2,19 +2,11 @@
 #include "kiln/nn/conv_layers.hpp"
 
 #include "kiln/nn/activation_layers.hpp"
+#include "nn/layer_inputs.h"
 
 namespace kiln::nn {
 
 namespace {
-
-// One value per spatial axis from `values` (one per axis, or one for all).
-std::vector<int64_t> per_axis(const std::vector<int64_t>& values, int spatial, const std::string& what,
-                              const std::string& block) {
-  if (values.size() == 1) return std::vector<int64_t>(static_cast<size_t>(spatial), values[0]);
-  KILN_CHECK(values.size() == static_cast<size_t>(spatial), ErrorCode::kInvalidArgument, "Block '", block,
-             "': ", what, " needs 1 or ", spatial, " values, got ", values.size());
-  return values;
-}
 
 std::vector<int64_t> both_sides(const std::vector<int64_t>& padding) {
   std::vector<int64_t> pads = padding;

@@ -4,16 +4,11 @@
 #include "kiln/nn/norm_layers.hpp"
 
 #include "kiln/autograd.hpp"
+#include "nn/layer_inputs.h"
 
 namespace kiln::nn {
 
 namespace {
-
-const NDArray& single_input(const std::vector<NDArray>& inputs, const std::string& block) {
-  KILN_CHECK(inputs.size() == 1 && inputs[0].defined(), ErrorCode::kInvalidArgument, "Block '", block,
-             "': expected 1 input, got ", inputs.size());
-  return inputs[0];
-}
 
 ParameterOptions affine_param(int64_t channels, bool learned,
                               const std::shared_ptr<const Initializer>& init) {

@@ -1,17 +1,11 @@
 // Pooling layers on MaxPool, AveragePool, GlobalAveragePool and ReduceMax.
 #include "kiln/nn/conv_layers.hpp"
 
+#include "nn/layer_inputs.h"
+
 namespace kiln::nn {
 
 namespace {
-
-std::vector<int64_t> per_axis(const std::vector<int64_t>& values, int spatial, const std::string& what,
-                              const std::string& block) {
-  if (values.size() == 1) return std::vector<int64_t>(static_cast<size_t>(spatial), values[0]);
-  KILN_CHECK(values.size() == static_cast<size_t>(spatial), ErrorCode::kInvalidArgument, "Block '", block,
-             "': ", what, " needs 1 or ", spatial, " values, got ", values.size());
-  return values;
-}
 
 void check_input(const std::vector<NDArray>& inputs, int spatial, const std::string& block) {
   KILN_CHECK(inputs.size() == 1, ErrorCode::kInvalidArgument, "Block '", block, "': expected 1 input, got ",

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "attr_validators.h"
 #include "core/thread_pool.h"
 #include "infer_util.h"
 
@@ -473,11 +474,6 @@ void attention_kernel(KernelContext& ctx) {
   });
 }
 
-void validate_flag(const AttrValue& v, const std::string& what) {
-  const int64_t flag = std::get<int64_t>(v.variant());
-  KILN_CHECK(flag == 0 || flag == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", flag);
-}
-
 void validate_heads(const AttrValue& v, const std::string& what) {
   const int64_t heads = std::get<int64_t>(v.variant());
   KILN_CHECK(heads >= 1, ErrorCode::kInvalidArgument, what, ": expected a value >= 1, got ", heads);
@@ -522,7 +518,7 @@ KILN_REGISTER_OP(Attention)
     .output("present_key", Arity::kOptional)
     .output("present_value", Arity::kOptional)
     .output("qk_matmul_output", Arity::kOptional)
-    .attr("is_causal", AttrType::kInt, 0, validate_flag)
+    .attr("is_causal", AttrType::kInt, 0, require_flag)
     .optional_attr("kv_num_heads", AttrType::kInt, validate_heads)
     .attr("left_window_size", AttrType::kInt, -1, validate_window)
     .optional_attr("q_num_heads", AttrType::kInt, validate_heads)

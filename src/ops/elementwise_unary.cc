@@ -4,6 +4,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "attr_validators.h"
 #include "gradient.h"
 #include "unary_util.h"
 
@@ -62,11 +63,6 @@ KernelFn predicate_kernel(F f) {
 std::vector<TensorInfo> infer_predicate(InferContext& ctx) {
   require_dtype(ctx, 0, kFloatDTypes);
   return {TensorInfo{DType::kBool, ctx.shape(0)}};
-}
-
-void require_flag(const AttrValue& v, const std::string& what) {
-  const int64_t flag = std::get<int64_t>(v.variant());
-  KILN_CHECK(flag == 0 || flag == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", flag);
 }
 
 // Gradient rules: dx = dy * f'(x), f' built from the input x, the output y and constants.

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "attr_validators.h"
 #include "core/thread_pool.h"
 #include "infer_util.h"
 
@@ -24,22 +25,6 @@ namespace {
 
 // Elements of work per parallel task: large enough that scheduling is noise.
 constexpr int64_t kGridGrain = 1 << 15;
-
-void validate_flag(const AttrValue& value, const std::string& what) {
-  const int64_t v = std::get<int64_t>(value.variant());
-  KILN_CHECK(v == 0 || v == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", v);
-}
-
-// Rejects, at bind time, a string attribute that is none of `choices`.
-AttrValidator one_of(std::vector<std::string> choices) {
-  return [choices = std::move(choices)](const AttrValue& value, const std::string& what) {
-    const auto& s = std::get<std::string>(value.variant());
-    if (std::find(choices.begin(), choices.end(), s) != choices.end()) return;
-    std::string names;
-    for (const auto& c : choices) names += (names.empty() ? "" : ", ") + c;
-    raise(ErrorCode::kInvalidArgument, what, ": expected one of {", names, "}, got '", s, "'");
-  };
-}
 
 // ---- AffineGrid ------------------------------------------------------------------------------
 
@@ -400,7 +385,7 @@ KILN_REGISTER_OP(AffineGrid)
     .input("theta")
     .shape_input("size")
     .output("grid")
-    .attr("align_corners", AttrType::kInt, 0, validate_flag)
+    .attr("align_corners", AttrType::kInt, 0, require_flag)
     .infer(infer_affine_grid)
     .kernel(affine_grid_kernel);
 
@@ -412,7 +397,7 @@ KILN_REGISTER_OP(GridSample)
     .input("X")
     .input("grid")
     .output("Y")
-    .attr("align_corners", AttrType::kInt, 0, validate_flag)
+    .attr("align_corners", AttrType::kInt, 0, require_flag)
     .attr("mode", AttrType::kString, "linear", one_of({"linear", "nearest", "cubic"}))
     .attr("padding_mode", AttrType::kString, "zeros", one_of({"zeros", "border", "reflection"}))
     .infer(infer_grid_sample)

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "attr_validators.h"
 #include "core/thread_pool.h"
 #include "infer_util.h"
 #include "shape_ops_util.h"
@@ -288,16 +289,6 @@ void validate_sampling_ratio(const AttrValue& value, const std::string& what) {
 void validate_spatial_scale(const AttrValue& value, const std::string& what) {
   const double v = std::get<double>(value.variant());
   KILN_CHECK(std::isfinite(v), ErrorCode::kInvalidArgument, what, ": expected a finite value, got ", v);
-}
-
-AttrValidator one_of(std::vector<std::string> choices) {
-  return [choices = std::move(choices)](const AttrValue& value, const std::string& what) {
-    const auto& s = std::get<std::string>(value.variant());
-    if (std::find(choices.begin(), choices.end(), s) != choices.end()) return;
-    std::string names;
-    for (const auto& c : choices) names += (names.empty() ? "" : ", ") + c;
-    raise(ErrorCode::kInvalidArgument, what, ": expected one of {", names, "}, got '", s, "'");
-  };
 }
 
 std::vector<TensorInfo> infer_roi_align(InferContext& ctx) {

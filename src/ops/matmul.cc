@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "attr_validators.h"
 #include "broadcast.h"
 #include "gradient.h"
 #include "infer_util.h"
@@ -224,11 +225,6 @@ void gemm_kernel(KernelContext& ctx) {
   });
 }
 
-void validate_flag(const AttrValue& v, const std::string& what) {
-  const int64_t flag = std::get<int64_t>(v.variant());
-  KILN_CHECK(flag == 0 || flag == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", flag);
-}
-
 KILN_REGISTER_OP(Gemm)
     .doc(
         "Y = alpha * op(A) * op(B) + beta * C for 2-D A and B, where op transposes when transA / "
@@ -239,8 +235,8 @@ KILN_REGISTER_OP(Gemm)
     .output("Y")
     .attr("alpha", AttrType::kFloat, 1.0)
     .attr("beta", AttrType::kFloat, 1.0)
-    .attr("transA", AttrType::kInt, 0, validate_flag)
-    .attr("transB", AttrType::kInt, 0, validate_flag)
+    .attr("transA", AttrType::kInt, 0, require_flag)
+    .attr("transB", AttrType::kInt, 0, require_flag)
     .infer(infer_gemm)
     .kernel(gemm_kernel)
     .gradient(gemm_gradient);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "attr_validators.h"
 #include "core/thread_pool.h"
 #include "gradient.h"
 #include "infer_util.h"
@@ -15,11 +16,6 @@
 
 namespace kiln::ops {
 namespace {
-
-void validate_flag(const AttrValue& value, const std::string& what) {
-  const int64_t v = std::get<int64_t>(value.variant());
-  KILN_CHECK(v == 0 || v == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", v);
-}
 
 void validate_momentum(const AttrValue& value, const std::string& what) {
   const double v = std::get<double>(value.variant());
@@ -566,7 +562,7 @@ KILN_REGISTER_OP(BatchNormalization)
     .output("running_var", Arity::kOptional)
     .attr("epsilon", AttrType::kFloat, 1e-5, validate_epsilon)
     .attr("momentum", AttrType::kFloat, 0.9, validate_momentum)
-    .attr("training_mode", AttrType::kInt, 0, validate_flag)
+    .attr("training_mode", AttrType::kInt, 0, require_flag)
     .infer(infer_batch_norm)
     .kernel(batch_norm_kernel)
     .gradient(batch_norm_gradient);

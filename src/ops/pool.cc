@@ -430,7 +430,7 @@ void validate_positive(const AttrValue& value, const std::string& what) {
 // op-specific storage_order and count_include_pad): schema.with(declare_pool_window_attrs).
 void declare_pool_window_attrs(OpSchema& schema) {
   schema.attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
-      .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
+      .attr("ceil_mode", AttrType::kInt, 0, require_flag)
       .optional_attr("dilations", AttrType::kInts)
       .required_attr("kernel_shape", AttrType::kInts)
       .optional_attr("pads", AttrType::kInts)
@@ -445,7 +445,7 @@ KILN_REGISTER_OP(MaxPool)
     .output("Y")
     .output("Indices", Arity::kOptional)
     .with(declare_pool_window_attrs)
-    .attr("storage_order", AttrType::kInt, 0, validate_flag)
+    .attr("storage_order", AttrType::kInt, 0, require_flag)
     .infer([](InferContext& ctx) {
       require_dtype(ctx, 0, kMaxPoolDTypes);
       return infer_window_pool(ctx, 2);
@@ -460,7 +460,7 @@ KILN_REGISTER_OP(AveragePool)
     .input("X")
     .output("Y")
     .with(declare_pool_window_attrs)
-    .attr("count_include_pad", AttrType::kInt, 0, validate_flag)
+    .attr("count_include_pad", AttrType::kInt, 0, require_flag)
     .infer([](InferContext& ctx) {
       require_dtype(ctx, 0, kFloatDTypes);
       return infer_window_pool(ctx, 1);
@@ -473,7 +473,7 @@ KILN_REGISTER_OP(LpPool)
     .input("X")
     .output("Y")
     .attr("auto_pad", AttrType::kString, "NOTSET", validate_auto_pad)
-    .attr("ceil_mode", AttrType::kInt, 0, validate_flag)
+    .attr("ceil_mode", AttrType::kInt, 0, require_flag)
     .optional_attr("dilations", AttrType::kInts)
     .required_attr("kernel_shape", AttrType::kInts)
     .attr("p", AttrType::kInt, 2, validate_positive)
@@ -515,7 +515,7 @@ KILN_REGISTER_OP(AveragePoolGrad)
     .input("X")
     .output("dX")
     .with(declare_pool_window_attrs)
-    .attr("count_include_pad", AttrType::kInt, 0, validate_flag)
+    .attr("count_include_pad", AttrType::kInt, 0, require_flag)
     .infer(infer_pool_grad)
     .kernel(average_pool_grad_kernel);
 

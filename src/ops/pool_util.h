@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attr_validators.h"
 #include "op_schema.h"
 
 namespace kiln::ops {
@@ -36,12 +37,6 @@ inline void validate_auto_pad(const AttrValue& value, const std::string& what) {
   KILN_CHECK(s == "NOTSET" || s == "SAME_UPPER" || s == "SAME_LOWER" || s == "VALID",
              ErrorCode::kInvalidArgument, what,
              ": expected one of {NOTSET, SAME_UPPER, SAME_LOWER, VALID}, got '", s, "'");
-}
-
-// Bind-time check of a 0/1 flag attribute (ceil_mode, count_include_pad, storage_order).
-inline void validate_flag(const AttrValue& value, const std::string& what) {
-  const int64_t v = std::get<int64_t>(value.variant());
-  KILN_CHECK(v == 0 || v == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", v);
 }
 
 namespace pool_detail {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "attr_validators.h"
 #include "core/thread_pool.h"
 #include "op_schema.h"
 
@@ -16,12 +17,6 @@ inline constexpr int64_t kReduceGrain = 1 << 15;
 // The number of tasks of `work_per_task` elements each that make one grain.
 inline int64_t reduce_grain(int64_t work_per_task) {
   return std::max<int64_t>(1, kReduceGrain / std::max<int64_t>(work_per_task, 1));
-}
-
-// Validates a 0/1 attribute (keepdims, largest, ...).
-inline void require_flag(const AttrValue& value, const std::string& what) {
-  const int64_t v = std::get<int64_t>(value.variant());
-  KILN_CHECK(v == 0 || v == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", v);
 }
 
 // A tensor viewed around one axis as (outer, axis, inner), row-major.

@@ -21,6 +21,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "attr_validators.h"
 #include "core/thread_pool.h"
 #include "infer_util.h"
 
@@ -94,11 +95,6 @@ E parse(const Spelling<E> (&choices)[N], const Attrs& attrs, const std::string& 
     if (s == c.name) return c.value;
   raise(ErrorCode::kInvalidArgument, "attribute '", name, "': expected one of {", spellings(choices),
         "}, got '", s, "'");
-}
-
-void require_flag(const AttrValue& v, const std::string& what) {
-  const int64_t flag = std::get<int64_t>(v.variant());
-  KILN_CHECK(flag == 0 || flag == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", flag);
 }
 
 struct ResizeOptions {

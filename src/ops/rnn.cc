@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "attr_validators.h"
 #include "core/thread_pool.h"
 #include "infer_util.h"
 #include "matmul_kernel.h"
@@ -205,11 +206,6 @@ void validate_direction(const AttrValue& v, const std::string& what) {
   const auto& s = std::get<std::string>(v.variant());
   KILN_CHECK(s == "forward" || s == "reverse" || s == "bidirectional", ErrorCode::kInvalidArgument, what,
              ": expected one of {forward, reverse, bidirectional}, got '", s, "'");
-}
-
-void validate_flag(const AttrValue& v, const std::string& what) {
-  const int64_t flag = std::get<int64_t>(v.variant());
-  KILN_CHECK(flag == 0 || flag == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", flag);
 }
 
 void validate_positive_int(const AttrValue& v, const std::string& what) {
@@ -597,7 +593,7 @@ OpSchema& common_attrs(OpSchema& schema) {
       .optional_attr("clip", AttrType::kFloat, validate_clip)
       .attr("direction", AttrType::kString, "forward", validate_direction)
       .optional_attr("hidden_size", AttrType::kInt, validate_positive_int)
-      .attr("layout", AttrType::kInt, 0, validate_flag);
+      .attr("layout", AttrType::kInt, 0, require_flag);
 }
 
 OpSchema& common_io(OpSchema& schema) {
@@ -622,7 +618,7 @@ OpSchema& common_io(OpSchema& schema) {
         .doc(
             "One-layer GRU with update gate z, reset gate r and candidate h (f = Sigmoid, g = Tanh by "
             "default): H(t) = (1 - z) * h + z * H(t-1).")
-        .attr("linear_before_reset", AttrType::kInt, 0, validate_flag)
+        .attr("linear_before_reset", AttrType::kInt, 0, require_flag)
         .output("Y", Arity::kOptional)
         .output("Y_h", Arity::kOptional)
         .infer([](InferContext& ctx) { return infer_recurrent(ctx, Cell::kGru); })
@@ -635,7 +631,7 @@ OpSchema& common_io(OpSchema& schema) {
             "and forget gates (input_forget); f = Sigmoid, g = h = Tanh by default.")
         .input("initial_c", Arity::kOptional)
         .input("P", Arity::kOptional)
-        .attr("input_forget", AttrType::kInt, 0, validate_flag)
+        .attr("input_forget", AttrType::kInt, 0, require_flag)
         .output("Y", Arity::kOptional)
         .output("Y_h", Arity::kOptional)
         .output("Y_c", Arity::kOptional)

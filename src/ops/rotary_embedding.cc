@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "attr_validators.h"
 #include "core/thread_pool.h"
 #include "infer_util.h"
 
@@ -171,11 +172,6 @@ void rotary_embedding_kernel(KernelContext& ctx) {
   });
 }
 
-void validate_flag(const AttrValue& v, const std::string& what) {
-  const int64_t flag = std::get<int64_t>(v.variant());
-  KILN_CHECK(flag == 0 || flag == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", flag);
-}
-
 void validate_positive(const AttrValue& v, const std::string& what) {
   const int64_t n = std::get<int64_t>(v.variant());
   KILN_CHECK(n >= 1, ErrorCode::kInvalidArgument, what, ": expected a value >= 1, got ", n);
@@ -196,7 +192,7 @@ KILN_REGISTER_OP(RotaryEmbedding)
     .input("sin_cache")
     .input("position_ids", Arity::kOptional)
     .output("Y")
-    .attr("interleaved", AttrType::kInt, 0, validate_flag)
+    .attr("interleaved", AttrType::kInt, 0, require_flag)
     .optional_attr("num_heads", AttrType::kInt, validate_positive)
     .attr("rotary_embedding_dim", AttrType::kInt, 0, validate_nonnegative)
     .infer(infer_rotary_embedding)

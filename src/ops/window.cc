@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "attr_validators.h"
 #include "core/thread_pool.h"
 #include "infer_util.h"
 
@@ -21,11 +22,6 @@ struct CosineWindow {
 constexpr CosineWindow kHann{0.5, 0.5, 0.0};
 constexpr CosineWindow kHamming{25.0 / 46.0, 21.0 / 46.0, 0.0};
 constexpr CosineWindow kBlackman{0.42, 0.5, 0.08};
-
-void validate_flag(const AttrValue& value, const std::string& what) {
-  const int64_t v = std::get<int64_t>(value.variant());
-  KILN_CHECK(v == 0 || v == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", v);
-}
 
 // output_datatype: one of the numeric ONNX types (no bool, string or complex).
 void validate_output_datatype(const AttrValue& value, const std::string& what) {
@@ -84,7 +80,7 @@ KILN_REGISTER_OP(HannWindow)
     .doc("The Hann window 0.5 - 0.5 cos(2 pi n / N), n in [0, size).")
     .shape_input("size")
     .output("output")
-    .attr("periodic", AttrType::kInt, 1, validate_flag)
+    .attr("periodic", AttrType::kInt, 1, require_flag)
     .attr("output_datatype", AttrType::kInt, 1, validate_output_datatype)
     .infer(infer_window)
     .kernel([](KernelContext& ctx) { window_kernel(ctx, kHann); });
@@ -93,7 +89,7 @@ KILN_REGISTER_OP(HammingWindow)
     .doc("The Hamming window 25/46 - 21/46 cos(2 pi n / N), n in [0, size).")
     .shape_input("size")
     .output("output")
-    .attr("periodic", AttrType::kInt, 1, validate_flag)
+    .attr("periodic", AttrType::kInt, 1, require_flag)
     .attr("output_datatype", AttrType::kInt, 1, validate_output_datatype)
     .infer(infer_window)
     .kernel([](KernelContext& ctx) { window_kernel(ctx, kHamming); });
@@ -102,7 +98,7 @@ KILN_REGISTER_OP(BlackmanWindow)
     .doc("The Blackman window 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N), n in [0, size).")
     .shape_input("size")
     .output("output")
-    .attr("periodic", AttrType::kInt, 1, validate_flag)
+    .attr("periodic", AttrType::kInt, 1, require_flag)
     .attr("output_datatype", AttrType::kInt, 1, validate_output_datatype)
     .infer(infer_window)
     .kernel([](KernelContext& ctx) { window_kernel(ctx, kBlackman); });

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "random_tensor.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_provider.h"
 #include "runtime/plan.h"
@@ -25,15 +26,7 @@ inline const runtime::KernelProvider* onednn_provider() {
   return nullptr;
 }
 
-// Uniform values in [lo, hi) of `dtype` (drawn as float32, then converted).
-inline Tensor random_tensor(const Shape& shape, std::mt19937& rng, float lo = -1.f, float hi = 1.f,
-                            DType dtype = DType::kFloat32) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> values(static_cast<size_t>(shape.numel()));
-  for (float& v : values) v = dist(rng);
-  const Tensor t = Tensor::from_vector(values, shape);
-  return dtype == DType::kFloat32 ? t : t.cast(dtype);
-}
+using kiln::testing::random_tensor;
 
 // True when oneDNN computes float16 on this CPU (AVX512-FP16, as in Sapphire Rapids and later):
 // elsewhere oneDNN's primitives refuse f16 and its nodes stay with the reference kernels.

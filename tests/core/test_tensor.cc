@@ -1,6 +1,7 @@
 // Shapes, dtype conversions, tensor views and copies.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -130,6 +131,44 @@ TEST(Tensor, StridedCopyIntoAView) {
   dst.slice(1, 1, 4).slice(0, 0, 2).copy_from(src);
   EXPECT_EQ(dst.to_vector<float>(), (std::vector<float>{0, 1, 2, 3, 0, 4, 5, 6, 0, 0, 0, 0}));
   EXPECT_THROW(dst.copy_from(src), Error);
+}
+
+// contiguous() of permuted, stepped and broadcast views, for 1-, 2-, 4- and 8-byte items, against
+// the element each index names (value (i * 40 + j) * 50 + k, mod 97, of a (6, 40, 50) source).
+TEST(Tensor, ContiguousCopiesOfViewsHoldTheElementsTheyIndex) {
+  const auto value = [](int64_t i, int64_t j, int64_t k) { return ((i * 40 + j) * 50 + k) % 97; };
+  std::vector<int64_t> iota(6 * 40 * 50);
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 40; ++j)
+      for (int64_t k = 0; k < 50; ++k) iota[static_cast<size_t>((i * 40 + j) * 50 + k)] = value(i, j, k);
+  const Tensor source64 = Tensor::from_vector<int64_t>(iota, Shape{6, 40, 50});
+  for (const DType dtype : {DType::kInt8, DType::kFloat16, DType::kInt32, DType::kInt64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor source = source64.cast(dtype);
+    // (k, i, j) with j = 3, 5, ..., 35: the source's dense axis moves outward (a transposition).
+    const Tensor permuted = source.transpose({2, 0, 1}).slice(2, 3, 37, 2).contiguous();
+    ASSERT_EQ(permuted.shape(), Shape({50, 6, 17}));
+    const auto p = permuted.cast(DType::kInt64).to_vector<int64_t>();
+    for (int64_t k = 0; k < 50; ++k)
+      for (int64_t i = 0; i < 6; ++i)
+        for (int64_t jj = 0; jj < 17; ++jj)
+          ASSERT_EQ(p[static_cast<size_t>((k * 6 + i) * 17 + jj)], value(i, 3 + 2 * jj, k))
+              << k << ' ' << i << ' ' << jj;
+    // Rows cut short on both ends and every other block: the dense axis stays innermost.
+    const Tensor rows = source.slice(0, 1, 6, 2).slice(2, 1, 49).contiguous();
+    const auto r = rows.cast(DType::kInt64).to_vector<int64_t>();
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 40; ++j)
+        for (int64_t k = 0; k < 48; ++k)
+          ASSERT_EQ(r[static_cast<size_t>((i * 40 + j) * 48 + k)], value(1 + 2 * i, j, 1 + k))
+              << i << ' ' << j << ' ' << k;
+    // Row 2 of block 4 repeated 3 x 5 times (stride 0), as broadcasting reads it.
+    const Tensor repeated = source.as_strided(Shape{3, 5, 50}, Dims{0, 0, 1}, (4 * 40 + 2) * 50).contiguous();
+    const auto b = repeated.cast(DType::kInt64).to_vector<int64_t>();
+    for (int64_t n = 0; n < 15; ++n)
+      for (int64_t k = 0; k < 50; ++k)
+        ASSERT_EQ(b[static_cast<size_t>(n * 50 + k)], value(4, 2, k)) << n << ' ' << k;
+  }
 }
 
 TEST(Tensor, ScalarsLiveInsideTheirStorage) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "random_tensor.h"
 
 namespace kiln::mxnet::testing {
 
@@ -15,12 +16,7 @@ using graph::Graph;
 using graph::Value;
 using ops::TensorInfo;
 
-inline Tensor random_tensor(const Shape& shape, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> values(static_cast<size_t>(shape.numel()));
-  for (float& v : values) v = dist(rng);
-  return Tensor::from_vector(values, shape);
-}
+using kiln::testing::random_tensor;
 
 inline Value* ints(Graph& g, const std::string& name, const std::vector<int64_t>& values) {
   return g.add_initializer(name, Tensor::from_vector(values, Shape{static_cast<int64_t>(values.size())}));

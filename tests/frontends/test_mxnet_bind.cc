@@ -10,18 +10,12 @@
 #include "kiln/symbol.hpp"
 #include "runtime/executor.h"
 #include "runtime/plan.h"
+#include "test_support.h"
 
 namespace kiln {
 namespace {
 
-ErrorCode code_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return ErrorCode::kInternal;
-}
+using testing::code_of;
 
 // relu(data) -> FullyConnected with 2 outputs: y = relu(x) W^T + b.
 Symbol relu_fc() {

@@ -17,6 +17,7 @@
 #include "graph/evaluate.h"
 #include "kiln/error.hpp"
 #include "kiln/predictor.hpp"
+#include "test_support.h"
 
 namespace kiln::mxnet {
 namespace {
@@ -24,6 +25,8 @@ namespace {
 using graph::Graph;
 using graph::Value;
 using ops::TensorInfo;
+using kiln::testing::code_of;
+using kiln::testing::message_of;
 using testing::conv_net;
 using testing::ints;
 using testing::onnx_mix;
@@ -31,24 +34,6 @@ using testing::op;
 using testing::random_tensor;
 using testing::scalar;
 using Strings = std::vector<std::string>;
-
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-ErrorCode code_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return ErrorCode::kInternal;
-}
 
 // The model as MXNet's files hold it: JSON text and .params bytes, read back.
 ExportedModel through_files(const ExportedModel& m) {

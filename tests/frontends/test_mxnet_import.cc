@@ -13,29 +13,15 @@
 #include "graph/evaluate.h"
 #include "kiln/error.hpp"
 #include "kiln/symbol.hpp"
+#include "test_support.h"
 
 namespace kiln::mxnet {
 namespace {
 
 using Strings = std::vector<std::string>;
 
-ErrorCode code_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return ErrorCode::kInternal;
-}
-
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using kiln::testing::code_of;
+using kiln::testing::message_of;
 
 TEST(MxnetAttrParse, TuplesIntsFloatsAndBools) {
   EXPECT_EQ(parse_ints_attr("(3, 3)", "k"), (std::vector<int64_t>{3, 3}));

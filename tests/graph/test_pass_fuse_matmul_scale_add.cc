@@ -3,6 +3,8 @@
 // reference interpreter runs both graphs), expand_fused_ops turns it back into standard ops with
 // the same outputs, and chains that cannot fuse are left alone: a divisor computed at run time, a
 // constant divided by the product, an addend that would widen the product, a value read twice.
+#include <functional>
+
 #include "graph/passes/passes.h"
 #include "pass_test_util.h"
 
@@ -75,55 +77,40 @@ TEST(FuseMatmulScaleAdd, ProjectionTakesTheResidual) {
   expect_same_outputs(before, after, 1e-6, 1e-5);
 }
 
+// a (2, 3) x b (3, 4) in a graph named `name`; `finish` adds the rest of the chain and the outputs.
+// The pass must report that it changed nothing.
+void expect_left_alone(const std::string& name, const std::function<void(Graph&, Value* product)>& finish) {
+  SCOPED_TRACE(name);
+  Graph g;
+  g.name = name;
+  Value* a = g.add_input("a", TensorInfo{DType::kFloat32, Shape{2, 3}});
+  Value* b = g.add_input("b", TensorInfo{DType::kFloat32, Shape{3, 4}});
+  finish(g, out0(g.add_node("MatMul", {a, b})));
+  g.infer_shapes();
+  EXPECT_FALSE(run_pass(fuse_matmul_scale_add_pass(), g));
+}
+
 TEST(FuseMatmulScaleAdd, LeavesChainsThatDoNotFit) {
   // The divisor is computed at run time.
-  {
-    Graph g;
-    g.name = "runtime_divisor";
-    Value* a = g.add_input("a", TensorInfo{DType::kFloat32, Shape{2, 3}});
-    Value* b = g.add_input("b", TensorInfo{DType::kFloat32, Shape{3, 4}});
+  expect_left_alone("runtime_divisor", [](Graph& g, Value* y) {
     Value* d = g.add_input("d", TensorInfo{DType::kFloat32, Shape{}});
-    Value* y = out0(g.add_node("MatMul", {a, b}));
     g.add_output(out0(g.add_node("Div", {y, d})));
-    g.infer_shapes();
-    EXPECT_FALSE(run_pass(fuse_matmul_scale_add_pass(), g));
-  }
+  });
   // A constant divided by the product is no scaling of it.
-  {
-    Graph g;
-    g.name = "reciprocal";
-    Value* a = g.add_input("a", TensorInfo{DType::kFloat32, Shape{2, 3}});
-    Value* b = g.add_input("b", TensorInfo{DType::kFloat32, Shape{3, 4}});
-    Value* y = out0(g.add_node("MatMul", {a, b}));
+  expect_left_alone("reciprocal", [](Graph& g, Value* y) {
     g.add_output(out0(g.add_node("Div", {g.add_initializer("c", Tensor::scalar(2.0, DType::kFloat32)), y})));
-    g.infer_shapes();
-    EXPECT_FALSE(run_pass(fuse_matmul_scale_add_pass(), g));
-  }
+  });
   // An addend that broadcasts the product to a larger shape.
-  {
-    Graph g;
-    g.name = "widening";
-    Value* a = g.add_input("a", TensorInfo{DType::kFloat32, Shape{2, 3}});
-    Value* b = g.add_input("b", TensorInfo{DType::kFloat32, Shape{3, 4}});
+  expect_left_alone("widening", [](Graph& g, Value* y) {
     Value* e = g.add_input("e", TensorInfo{DType::kFloat32, Shape{5, 2, 4}});
-    Value* y = out0(g.add_node("MatMul", {a, b}));
     g.add_output(out0(g.add_node("Add", {y, e})));
-    g.infer_shapes();
-    EXPECT_FALSE(run_pass(fuse_matmul_scale_add_pass(), g));
-  }
+  });
   // The product is read twice (also a graph output).
-  {
-    Graph g;
-    g.name = "shared";
-    Value* a = g.add_input("a", TensorInfo{DType::kFloat32, Shape{2, 3}});
-    Value* b = g.add_input("b", TensorInfo{DType::kFloat32, Shape{3, 4}});
+  expect_left_alone("shared", [](Graph& g, Value* y) {
     Value* e = g.add_input("e", TensorInfo{DType::kFloat32, Shape{4}});
-    Value* y = out0(g.add_node("MatMul", {a, b}));
     g.add_output(out0(g.add_node("Add", {y, e})));
     g.add_output(y);
-    g.infer_shapes();
-    EXPECT_FALSE(run_pass(fuse_matmul_scale_add_pass(), g));
-  }
+  });
 }
 
 }  // namespace

@@ -308,6 +308,34 @@ TEST(GluonEmbeddingFlatten, PickRowsAndFlatten) {
   EXPECT_EQ(flat(nd::ones({2, 3, 4})).shape(), (Shape{2, 12}));
 }
 
+// The argument checks the layer families share name the block: one input only, and 1 or one per
+// spatial axis of each convolution size.
+TEST(GluonLayers, ArgumentErrorsNameTheBlock) {
+  nn::NameManager names;
+  const NDArray x = nd::ones({2, 3});
+  nn::Activation relu("relu");
+  expect_error([&] { relu({x, x}); }, ErrorCode::kInvalidArgument, {"relu0", "expected 1 input, got 2"});
+  nn::Flatten flatten;
+  expect_error([&] { flatten(std::vector<NDArray>{}); }, ErrorCode::kInvalidArgument,
+               {"flatten0", "expected 1 input, got 0"});
+  nn::InstanceNorm norm;
+  expect_error(
+      [&] {
+        norm({x, x});
+      },
+      ErrorCode::kInvalidArgument, {"instancenorm0", "expected 1 input, got 2"});
+  expect_error(
+      [&] {
+        nn::Conv2D(4, {3, 3, 3});
+      },
+      ErrorCode::kInvalidArgument, {"conv0", "kernel_size needs 1 or 2 values, got 3"});
+  expect_error(
+      [&] {
+        nn::MaxPool2D(nn::PoolOptions{.pool_size = {2, 2, 2}});
+      },
+      ErrorCode::kInvalidArgument, {"pool", "needs 1 or 2 values, got 3"});
+}
+
 TEST(GluonActivations, ClosedForms) {
   const std::vector<double> x = {-2, -0.5, 0, 0.5, 2};
   const NDArray in = floats(x, {5});

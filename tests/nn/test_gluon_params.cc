@@ -17,15 +17,37 @@
 namespace kiln::testing {
 namespace {
 
+// Adds Dense(4) - BatchNorm - Dense(2), the layers of small_net, with their shapes still deferred.
+void add_small_layers(nn::HybridSequential& net) {
+  net.add<nn::Dense>(4, nn::DenseOptions{.activation = "tanh"});
+  net.add<nn::BatchNorm>();
+  net.add<nn::Dense>(2);
+}
+
 // Dense(4) - BatchNorm - Dense(2) on (N, 3) inputs, initialized.
 std::unique_ptr<nn::HybridSequential> small_net() {
   auto net = std::make_unique<nn::HybridSequential>();
-  net->add<nn::Dense>(4, nn::DenseOptions{.activation = "tanh"});
-  net->add<nn::BatchNorm>();
-  net->add<nn::Dense>(2);
+  add_small_layers(*net);
   net->initialize(std::make_shared<nn::Xavier>());
   (void)(*net)(nd::ones({2, 3}));
   return net;
+}
+
+// A small_net saved with save_parameters (Gluon's structural names) in a folder of its own.
+struct SavedSmallNet {
+  TempDir dir;
+  std::unique_ptr<nn::HybridSequential> net = small_net();
+  std::string path = (dir.path() / "net.params").string();
+  SavedSmallNet() { net->save_parameters(path); }
+};
+
+// The gradients of every parameter that has one, in collect_params order.
+std::vector<double> parameter_grads(nn::Block& net) {
+  std::vector<double> grads;
+  for (const auto& p : net.collect_params())
+    if (p->grad_req() != GradReq::kNull)
+      for (double g : values(p->grad())) grads.push_back(g);
+  return grads;
 }
 
 TEST(GluonParameter, InitializationRules) {
@@ -55,10 +77,8 @@ TEST(GluonParameter, InitializationRules) {
 }
 
 TEST(GluonParameter, SaveLoadRoundTripWithGluonNames) {
-  TempDir dir;
-  auto net = small_net();
-  const std::string path = (dir.path() / "net.params").string();
-  net->save_parameters(path);
+  const SavedSmallNet saved;
+  const auto& [dir, net, path] = saved;
   const mxnet::NamedTensors file = mxnet::load_params(path);
   EXPECT_EQ(file.names, (std::vector<std::string>{"0.weight", "0.bias", "1.gamma", "1.beta", "1.running_mean",
                                                   "1.running_var", "2.weight", "2.bias"}));
@@ -71,18 +91,14 @@ TEST(GluonParameter, SaveLoadRoundTripWithGluonNames) {
   const std::string full = (dir.path() / "full.params").string();
   net->collect_params().save(full, net->prefix());
   nn::HybridSequential fresh;
-  fresh.add<nn::Dense>(4, nn::DenseOptions{.activation = "tanh"});
-  fresh.add<nn::BatchNorm>();
-  fresh.add<nn::Dense>(2);
+  add_small_layers(fresh);
   fresh.collect_params().load(full, cpu(), false, false, fresh.prefix());
   expect_all_near(values(fresh(x)), values((*net)(x)), 0, "full names");
 }
 
 TEST(GluonParameter, LoadErrorsNameTheParameters) {
-  TempDir dir;
-  auto net = small_net();
-  const std::string path = (dir.path() / "net.params").string();
-  net->save_parameters(path);
+  const SavedSmallNet saved;
+  const std::string& path = saved.path;
   // A wider first layer: 0.weight (5, 3) against the file's (4, 3).
   nn::HybridSequential wide;
   wide.add<nn::Dense>(5, nn::DenseOptions{.in_units = 3});
@@ -96,9 +112,7 @@ TEST(GluonParameter, LoadErrorsNameTheParameters) {
   expect_error([&] { shorter.load_parameters(path); }, ErrorCode::kInvalidArgument, {"2.weight", "1.gamma"});
   shorter.load_parameters(path, cpu(), false, true);
   nn::HybridSequential longer;
-  longer.add<nn::Dense>(4, nn::DenseOptions{.activation = "tanh"});
-  longer.add<nn::BatchNorm>();
-  longer.add<nn::Dense>(2);
+  add_small_layers(longer);
   longer.add<nn::Dense>(2);
   expect_error([&] { longer.load_parameters(path); }, ErrorCode::kNotFound, {"3.weight", "3.bias"});
 }
@@ -122,11 +136,7 @@ TEST(GluonHybrid, HybridizedEqualsImperativeForwardAndBackward) {
       loss = nd::sum((*net)(x));
     }
     loss.backward();
-    std::vector<double> grads;
-    for (const auto& p : net->collect_params())
-      if (p->grad_req() != GradReq::kNull)
-        for (double g : values(p->grad())) grads.push_back(g);
-    return grads;
+    return parameter_grads(*net);
   };
   const auto& bn = static_cast<nn::BatchNorm&>((*net)[1]);
   const std::vector<double> before = values(bn.running_mean().data());
@@ -160,11 +170,7 @@ TEST(GluonHybrid, GradientPenaltyMatchesTheImperativeBlock) {
       penalty = nd::sum(dx * dx);
     }
     penalty.backward();
-    std::vector<double> grads;
-    for (const auto& p : net->collect_params())
-      if (p->grad_req() != GradReq::kNull)
-        for (double g : values(p->grad())) grads.push_back(g);
-    return grads;
+    return parameter_grads(*net);
   };
   const std::vector<double> before = values(bn.running_mean().data());
   const std::vector<double> imperative = penalty_grads(false);

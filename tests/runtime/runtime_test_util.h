@@ -11,6 +11,7 @@
 
 #include "graph/evaluate.h"
 #include "graph/graph.h"
+#include "random_tensor.h"
 
 namespace kiln::runtime::testing {
 
@@ -18,12 +19,7 @@ using graph::Graph;
 using graph::Value;
 using ops::TensorInfo;
 
-inline Tensor random_tensor(const Shape& shape, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> values(static_cast<size_t>(shape.numel()));
-  for (float& v : values) v = dist(rng);
-  return Tensor::from_vector(values, shape);
-}
+using kiln::testing::random_tensor;
 
 // The graph interpreter (every node's reference kernel in topological order), with the inputs
 // given in the order compiled plans take them.

@@ -9,9 +9,9 @@
 // MXNet then loads Kiln's files, runs them and compares.
 #include <iostream>
 #include <map>
-#include <set>
 #include <string>
 
+#include "data_variables.h"
 #include "frontends/export_test_graphs.h"
 #include "frontends/mxnet/export.h"
 #include "frontends/mxnet/import.h"
@@ -27,11 +27,8 @@ int reexport(const std::string& symbol_path, const std::string& params_path, con
   const kiln::mxnet::MxnetSymbol symbol = kiln::mxnet::load_symbol_json(symbol_path);
   const kiln::mxnet::NamedTensors params = kiln::mxnet::load_params(params_path);
   const kiln::Tensor input = kiln::npy::load(input_path);
-  std::set<std::string> stored;
-  for (const std::string& name : params.names) stored.insert(name.substr(name.find(':') + 1));
-  std::map<std::string, kiln::Shape> shapes;
-  for (const auto& node : symbol.nodes)
-    if (node.op == "null" && !stored.count(node.name)) shapes[node.name] = input.shape();
+  const std::map<std::string, kiln::Shape> shapes =
+      kiln::mxnet::testing::data_variable_shapes(symbol, params, input.shape());
   if (shapes.size() != 1) {
     std::cerr << "mxnet_export: expected one input variable, found " << shapes.size() << "\n";
     return 1;

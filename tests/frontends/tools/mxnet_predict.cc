@@ -4,8 +4,8 @@
 // INPUT.npy, compiles the graph with the runtime, runs it and saves the first output.
 #include <iostream>
 #include <map>
-#include <set>
 
+#include "data_variables.h"
 #include "frontends/mxnet/import.h"
 #include "kiln/error.hpp"
 #include "kiln/mxnet_format.hpp"
@@ -22,12 +22,8 @@ int main(int argc, char** argv) {
     const kiln::mxnet::MxnetSymbol symbol = kiln::mxnet::load_symbol_json(argv[1]);
     const kiln::mxnet::NamedTensors params = kiln::mxnet::load_params(argv[2]);
     const kiln::Tensor input = kiln::npy::load(argv[3]);
-    // The data variable is the one variable without a parameter.
-    std::set<std::string> stored;
-    for (const std::string& name : params.names) stored.insert(name.substr(name.find(':') + 1));
-    std::map<std::string, kiln::Shape> shapes;
-    for (const auto& node : symbol.nodes)
-      if (node.op == "null" && !stored.count(node.name)) shapes[node.name] = input.shape();
+    const std::map<std::string, kiln::Shape> shapes =
+        kiln::mxnet::testing::data_variable_shapes(symbol, params, input.shape());
     if (shapes.size() != 1) {
       std::cerr << "mxnet_predict: expected one input variable, found " << shapes.size() << "\n";
       return 1;

@@ -1,0 +1,33 @@
+// Attribute validators that many ops register with (OpSchema::attr): checked when a node is bound,
+// so that a bad attribute is reported with the node's name before anything runs.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "kiln/error.hpp"
+#include "op_schema.h"
+
+namespace kiln::ops {
+
+// An int attribute used as a boolean: 0 or 1.
+inline void require_flag(const AttrValue& value, const std::string& what) {
+  const int64_t v = std::get<int64_t>(value.variant());
+  KILN_CHECK(v == 0 || v == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", v);
+}
+
+// A string attribute that must be one of `choices`.
+inline AttrValidator one_of(std::vector<std::string> choices) {
+  return [choices = std::move(choices)](const AttrValue& value, const std::string& what) {
+    const auto& s = std::get<std::string>(value.variant());
+    if (std::find(choices.begin(), choices.end(), s) != choices.end()) return;
+    std::string names;
+    for (const auto& c : choices) names += (names.empty() ? "" : ", ") + c;
+    raise(ErrorCode::kInvalidArgument, what, ": expected one of {", names, "}, got '", s, "'");
+  };
+}
+
+}  // namespace kiln::ops
