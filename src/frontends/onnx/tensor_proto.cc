@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/caching_allocator.h"
 #include "kiln/error.hpp"
 
 namespace kiln::onnx {
@@ -125,11 +126,18 @@ Tensor take_tensor_from_proto(::onnx::TensorProto& proto, const TensorSource& so
     return tensor_from_proto(proto, source);
   const Declared d = declared(proto, source.where);
   check_raw_size(proto, d, source.where);
-  if (d.nbytes == 0 || reinterpret_cast<uintptr_t>(proto.raw_data().data()) % dtype_size(d.dtype) != 0)
-    return tensor_from_proto(proto, source);
+  // The bytes move to the allocator's alignment inside the string's own buffer (its capacity
+  // usually has room: the parser grows it as it reads): a weight read in place is then aligned as
+  // one from the allocator, which AVX-512 loads want. Without room they are copied.
+  constexpr size_t kAlignment = CachingAllocator::kAlignment;
+  const std::string& raw = proto.raw_data();
+  const size_t shift = (kAlignment - reinterpret_cast<uintptr_t>(raw.data()) % kAlignment) % kAlignment;
+  if (d.nbytes == 0 || raw.capacity() < d.nbytes + shift) return tensor_from_proto(proto, source);
   std::string* bytes = proto.release_raw_data();
+  bytes->resize(d.nbytes + shift);  // within the capacity: the buffer stays where it is
+  std::memmove(bytes->data() + shift, bytes->data(), d.nbytes);
   std::shared_ptr<Storage> storage =
-      Storage::wrap(bytes->data(), d.nbytes, cpu(), [bytes](void*) { delete bytes; });
+      Storage::wrap(bytes->data() + shift, d.nbytes, cpu(), [bytes](void*) { delete bytes; });
   return Tensor(std::move(storage), d.shape, d.dtype);
 }
 
