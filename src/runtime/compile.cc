@@ -148,7 +148,8 @@ std::shared_ptr<const Plan> compile_graph(Graph g, const CompileOptions& options
   std::string missing_kernels;
   int num_missing = 0;
   // Per constant (by its index in plan->constants): the steps still to read it; a constant that is
-  // a graph input or output is read as given, so never let go.
+  // a graph input or output is read as given, so never let go, and neither is a view into a larger
+  // block (a rebuild makes the tensor's own bytes, not the block's).
   std::vector<int> readers_left(plan->constants.size(), 0);
   std::vector<Value*> constant_value(plan->constants.size(), nullptr);
   const auto constant_index = [&](int id) {
@@ -160,7 +161,9 @@ std::shared_ptr<const Plan> compile_graph(Graph g, const CompileOptions& options
     constant_value[c] = v;
     const bool fed_or_returned = std::find(g.inputs().begin(), g.inputs().end(), v) != g.inputs().end() ||
                                  std::find(outputs.begin(), outputs.end(), v) != outputs.end();
-    if (fed_or_returned) readers_left[c] = -1;
+    const bool whole = v->constant.offset() == 0 && v->constant.is_contiguous() &&
+                       v->constant.storage()->nbytes() == v->constant.nbytes();
+    if (fed_or_returned || !whole) readers_left[c] = -1;
   }
   for (const Node* n : g.nodes())
     for (const Value* in : n->inputs)

@@ -137,10 +137,10 @@ struct Predictor::Impl {
         shapes.emplace(inputs[k].name, given[k].shape());
         if (!inputs[k].known) untyped_dtypes.emplace(inputs[k].name, given[k].dtype());
       }
-      // The passes again, now that every shape is known: exported models often hide shapes
-      // behind free dimensions, which keeps patterns (MatMul + bias) from matching at load.
       std::lock_guard lock(graph_mutex);
       rebuild_weights(/*forget=*/true);
+      // The passes again, now that every shape is known: exported models often hide shapes
+      // behind free dimensions, which keeps patterns (MatMul + bias) from matching at load.
       graph::Graph bound = runtime::bind_input_shapes(graph, shapes, untyped_dtypes);
       graph::PassManager::for_level(level).run(bound);
       return compile_releasing(std::move(bound));
