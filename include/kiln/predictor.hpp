@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -85,8 +86,13 @@ class Predictor {
   const std::vector<TensorSpec>& inputs() const;
   const std::vector<TensorSpec>& outputs() const;
 
-  // The optimized graph the plans are compiled from.
+  // The optimized graph the plans are compiled from. The weights that compiled plans' kernels
+  // hold packed (and so let go here, to keep one copy of each) are rebuilt for it, and from then
+  // on kept twice: for a look at the graph, read_graph() does not make that lasting.
   const graph::Graph& graph() const;
+  // Calls `read` with the optimized graph, every weight in it, one caller at a time; the weights
+  // rebuilt for it are let go again afterwards. Nothing of the graph may be kept past the call.
+  void read_graph(const std::function<void(const graph::Graph&)>& read) const;
   // Input-shape signatures compiled and cached now (at most options.max_cached_plans).
   size_t num_cached_plans() const;
 

@@ -94,11 +94,10 @@ void plan_arena(Plan& plan, const CompileOptions& options) {
   plan.memory = mp.stats;
 }
 
-}  // namespace
-
-std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& options) {
-  check_ops_known(source);
-  Graph g = source.clone();
+// compile's body, on a graph of its own; `release` (may be null): see ConstantReleaser.
+std::shared_ptr<const Plan> compile_graph(Graph g, const CompileOptions& options,
+                                          const ConstantReleaser* release) {
+  check_ops_known(g);
   g.verify();
   g.infer_shapes();
 
@@ -148,6 +147,53 @@ std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& o
   };
   std::string missing_kernels;
   int num_missing = 0;
+  // Per constant (by its index in plan->constants): the steps still to read it; a constant that is
+  // a graph input or output is read as given, so never let go, and neither is a view into a larger
+  // block (a rebuild makes the tensor's own bytes, not the block's).
+  std::vector<int> readers_left(plan->constants.size(), 0);
+  std::vector<Value*> constant_value(plan->constants.size(), nullptr);
+  const auto constant_index = [&](int id) {
+    const PlanValue& pv = plan->values[static_cast<size_t>(id)];
+    return pv.kind == PlanValue::Kind::kConstant ? pv.index : -1;
+  };
+  for (Value* v : g.initializers()) {
+    const auto c = static_cast<size_t>(constant_index(id_of.at(v)));
+    constant_value[c] = v;
+    const bool fed_or_returned = std::find(g.inputs().begin(), g.inputs().end(), v) != g.inputs().end() ||
+                                 std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+    const bool whole = v->constant.offset() == 0 && v->constant.is_contiguous() &&
+                       v->constant.storage()->nbytes() == v->constant.nbytes();
+    if (fed_or_returned || !whole) readers_left[c] = -1;
+  }
+  for (const Node* n : g.nodes())
+    for (const Value* in : n->inputs)
+      if (in != nullptr && in->is_constant()) {
+        const auto c = static_cast<size_t>(constant_index(id_of.at(in)));
+        if (readers_left[c] >= 0) ++readers_left[c];
+      }
+  // After a step whose kernel keeps its own copy of a constant: let the constant go once no
+  // other step is left to read it (a step that reads it as given keeps it forever).
+  const auto owned_by = [&](const PlanStep& step, KernelChoice& choice) {
+    std::vector<bool> owned(step.inputs.size(), false);
+    for (auto& [input, rebuild] : choice.owned_constants) owned[static_cast<size_t>(input)] = true;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      if (step.inputs[i] < 0 || constant_index(step.inputs[i]) < 0) continue;
+      const auto c = static_cast<size_t>(constant_index(step.inputs[i]));
+      if (readers_left[c] < 0) continue;
+      readers_left[c] = owned[i] ? readers_left[c] - 1 : -1;
+      if (readers_left[c] != 0 || release == nullptr) continue;
+      Value* v = constant_value[c];
+      for (auto& [input, rebuild] : choice.owned_constants) {
+        if (static_cast<size_t>(input) != i) continue;
+        ReleasedConstant released{v->constant.storage().get(), v->constant.shape(), v->constant.dtype(),
+                                  std::move(rebuild)};
+        v->constant = Tensor();
+        plan->constants[c] = Tensor();
+        (*release)(std::move(released));
+        break;
+      }
+    }
+  };
   for (const Node* n : g.topological_order()) {
     PlanStep step;
     step.label = n->label();
@@ -176,6 +222,7 @@ std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& o
       step.provider = reference_kernels().name();
       choice.kernel = reference_kernels().choose_kernel(*n, step.attrs);
     }
+    owned_by(step, choice);
     step.kernel = std::move(choice.kernel);
     step.make_state = std::move(choice.make_state);
     step.inplace_input = choice.inplace_input;
@@ -199,6 +246,17 @@ std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& o
   for (const Value* out : outputs) plan->outputs.push_back(id_of.at(out));
   plan_arena(*plan, options);
   return plan;
+}
+
+}  // namespace
+
+std::shared_ptr<const Plan> compile(const Graph& source, const CompileOptions& options) {
+  return compile_graph(source.clone(), options, nullptr);
+}
+
+std::shared_ptr<const Plan> compile(Graph&& graph, const CompileOptions& options,
+                                    const ConstantReleaser& release) {
+  return compile_graph(std::move(graph), options, &release);
 }
 
 }  // namespace kiln::runtime

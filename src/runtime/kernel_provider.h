@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/graph.h"
@@ -46,6 +47,10 @@ struct KernelChoice {
   // dtype, shape and layout and no later step reads it): the kernel reads each element of the
   // input before it writes that element, as an int8 convolution accumulating its residual does.
   int inplace_input = -1;
+  // Constant inputs the kernel keeps a copy of its own of (a weight packed for its primitive) and
+  // never reads as given, each with how to rebuild the given tensor exactly from that copy: see
+  // compile's ConstantReleaser.
+  std::vector<std::pair<int, std::function<Tensor()>>> owned_constants;
   explicit operator bool() const { return static_cast<bool>(kernel); }
 };
 

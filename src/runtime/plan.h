@@ -15,6 +15,7 @@
 // is made. An output that is a graph input or an initializer is copied.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -72,10 +73,10 @@ struct PlanStep {
 struct Plan {
   std::string name;  // the graph's
   std::vector<PlanValue> values;
-  std::vector<PlanStep> steps;  // in topological order
-  std::vector<int> inputs;      // value ids of the graph inputs, in the graph's order
-  std::vector<int> outputs;     // value ids of the graph outputs, in the graph's order (may repeat)
-  std::vector<Tensor> constants;
+  std::vector<PlanStep> steps;    // in topological order
+  std::vector<int> inputs;        // value ids of the graph inputs, in the graph's order
+  std::vector<int> outputs;       // value ids of the graph outputs, in the graph's order (may repeat)
+  std::vector<Tensor> constants;  // undefined where let go (see ConstantReleaser)
   size_t arena_bytes = 0;
   MemoryPlanStats memory;
 
@@ -87,6 +88,23 @@ struct Plan {
 // listed in one kiln::Error before anything else happens; a value whose shape is still not
 // concrete after inference is an error naming it and its producer.
 std::shared_ptr<const Plan> compile(const graph::Graph& graph, const CompileOptions& options = {});
+
+// A constant that compile let go: its storage (to find the caller's other references to it; never
+// dereferenced), its shape and dtype, and how to rebuild it exactly from a kernel's packed copy.
+struct ReleasedConstant {
+  const Storage* storage = nullptr;
+  Shape shape;
+  DType dtype = DType::kFloat32;
+  std::function<Tensor()> rebuild;
+};
+using ConstantReleaser = std::function<void(ReleasedConstant)>;
+
+// compile, from a graph the caller gives up (a copy bound to input shapes, say): a constant that
+// every step reading it keeps a packed copy of (KernelChoice::owned_constants), and that is no
+// graph input or output, is let go as soon as its last reader is compiled, and `release` is told,
+// so that a caller dropping its own references never holds every packed weight twice at once.
+std::shared_ptr<const Plan> compile(graph::Graph&& graph, const CompileOptions& options,
+                                    const ConstantReleaser& release);
 
 // A copy of `graph` with the named inputs' shapes made concrete and shapes inferred again.
 // Each given shape must match the declared one where that is known:

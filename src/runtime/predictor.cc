@@ -2,6 +2,9 @@
 // inputs, and outputs by position or by name. Loading model files is in predictor_load.cc.
 #include "kiln/predictor.hpp"
 
+#include <mutex>
+#include <unordered_map>
+
 #include "graph/graph.h"
 #include "graph/pass_manager.h"
 #include "kiln/error.hpp"
@@ -48,6 +51,17 @@ struct Predictor::Impl {
   mutable runtime::PlanCache plans;  // thread-safe; filled by const predict() calls
   runtime::CompileOptions compile_options;
   graph::OptLevel level = graph::OptLevel::kNone;
+  // Weights of `graph` that a plan's kernels hold packed and the graph no longer holds as given
+  // (see runtime::ConstantReleaser): each is rebuilt before the graph is read again. Guarded,
+  // with the graph's constants, by `graph_mutex`, which also makes compiles one at a time.
+  struct ReleasedWeight {
+    graph::Value* value;
+    Shape shape;  // the value's own (the kernel may have packed a view of another shape)
+    std::function<Tensor()> rebuild;
+  };
+  std::mutex graph_mutex;
+  std::vector<ReleasedWeight> released;
+  bool keep_weights = false;  // set once graph() has handed the graph out
 
   Impl(graph::Graph g, size_t max_cached_plans) : graph(std::move(g)), plans(max_cached_plans) {}
 
@@ -66,7 +80,41 @@ struct Predictor::Impl {
                "': expected ", describe(spec), ", got ", describe(t));
   }
 
-  std::vector<Tensor> run(const std::vector<Tensor>& given) const {
+  // Puts back the weights a plan let go (graph_mutex held); `forget`: for good, else until
+  // let_go_again().
+  void rebuild_weights(bool forget) {
+    for (ReleasedWeight& w : released) w.value->constant = w.rebuild().reshape(w.shape);
+    if (forget) released.clear();
+  }
+  void let_go_again() {
+    for (ReleasedWeight& w : released) w.value->constant = Tensor();
+  }
+
+  // Compiles `bound` (a copy of `graph` bound to input shapes) letting go of each weight that its
+  // kernels pack as soon as it is packed, here too: the process then holds one copy of a weight
+  // at a time, the packed one (graph_mutex held).
+  std::shared_ptr<const runtime::Plan> compile_releasing(graph::Graph bound) {
+    if (keep_weights) return runtime::compile(bound, compile_options);
+    std::unordered_map<const Storage*, std::vector<graph::Value*>> holders;
+    for (graph::Value* v : graph.initializers())
+      if (v->constant.is_contiguous() && v->constant.offset() == 0)
+        holders[v->constant.storage().get()].push_back(v);
+    const runtime::ConstantReleaser release = [&](runtime::ReleasedConstant c) {
+      const auto it = holders.find(c.storage);
+      if (it == holders.end()) return;
+      for (graph::Value* v : it->second) {
+        // A view of another shape over the same bytes gets them back in its own shape.
+        if (!v->constant.defined() || v->constant.dtype() != c.dtype ||
+            v->constant.numel() != c.shape.numel())
+          continue;
+        released.push_back({v, v->constant.shape(), c.rebuild});
+        v->constant = Tensor();
+      }
+    };
+    return runtime::compile(std::move(bound), compile_options, release);
+  }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& given) {
     if (given.size() != inputs.size()) {
       std::string names;
       for (const TensorSpec& s : inputs) names += (names.empty() ? "'" : ", '") + s.name + "'";
@@ -89,11 +137,13 @@ struct Predictor::Impl {
         shapes.emplace(inputs[k].name, given[k].shape());
         if (!inputs[k].known) untyped_dtypes.emplace(inputs[k].name, given[k].dtype());
       }
+      std::lock_guard lock(graph_mutex);
+      rebuild_weights(/*forget=*/true);
       // The passes again, now that every shape is known: exported models often hide shapes
       // behind free dimensions, which keeps patterns (MatMul + bias) from matching at load.
       graph::Graph bound = runtime::bind_input_shapes(graph, shapes, untyped_dtypes);
       graph::PassManager::for_level(level).run(bound);
-      return runtime::compile(bound, compile_options);
+      return compile_releasing(std::move(bound));
     };
     if (feeds_given) return plans.run(key, compile, given);
     std::vector<Tensor> feed;
@@ -196,7 +246,22 @@ const std::vector<TensorSpec>& Predictor::outputs() const {
   return impl_->outputs;
 }
 const graph::Graph& Predictor::graph() const {
+  // The caller may read any weight from now on: put back those let go, and keep them.
+  std::lock_guard lock(impl_->graph_mutex);
+  impl_->rebuild_weights(/*forget=*/true);
+  impl_->keep_weights = true;
   return impl_->graph;
+}
+void Predictor::read_graph(const std::function<void(const graph::Graph&)>& read) const {
+  std::lock_guard lock(impl_->graph_mutex);
+  impl_->rebuild_weights(/*forget=*/false);
+  try {
+    read(impl_->graph);
+  } catch (...) {
+    impl_->let_go_again();
+    throw;
+  }
+  impl_->let_go_again();
 }
 size_t Predictor::num_cached_plans() const {
   return impl_->plans.size();

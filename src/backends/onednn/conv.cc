@@ -23,7 +23,7 @@ struct ConvKernel {
   Prepared<dnnl::convolution_forward> conv;
   Port x, y;  // activations: as stored, and as the primitive reads and writes them
   dnnl::memory::desc weights_desc, bias_desc;
-  dnnl::memory weights;  // prepared, for a constant weight; else read through the port w
+  PackedConstant weights;  // prepared, for a constant weight; else read through the port w
   std::optional<Port> w;
   bool has_bias = false;
   // FusedConv's Z (the output's shape): placed in the output before the call, which a sum
@@ -36,7 +36,7 @@ struct ConvKernel {
   void operator()(ops::KernelContext& ctx) const {
     std::shared_ptr<Storage> x_bytes, w_bytes, y_bytes;
     const void* src = read_port(ctx, x, ctx.input(0), x_bytes);
-    const void* weight = w ? read_port(ctx, *w, ctx.input(1), w_bytes) : weights.get_data_handle();
+    const void* weight = w ? read_port(ctx, *w, ctx.input(1), w_bytes) : weights.memory.get_data_handle();
     void* dst = write_port(y, ctx.output(0), y_bytes);
     if (residual_reorder) {
       reorder(ctx, *residual_reorder, ctx.input(3).raw_data(), dst);
@@ -126,12 +126,16 @@ runtime::KernelChoice make_conv_kernel(const runtime::KernelQuery& query) {
   if (is_generic_impl(pd)) return {};
   kernel->conv = Prepared<dnnl::convolution_forward>(pd, geometry->flops);
   kernel->weights_desc = pd.weights_desc();
+  runtime::KernelChoice choice;
   if (w_constant) {
-    kernel->weights = prepare_constant(wrap(w_plain.reshape(w_dims), *w_constant), pd.weights_desc());
+    // A packed copy of the weight's own type holds all of it: the runtime may let the given go.
+    const dnnl::memory::desc stored = w_plain.reshape(w_dims);
+    kernel->weights = pack_constant(*w_constant, stored, pd.weights_desc());
+    if (stored.get_data_type() == pd.weights_desc().get_data_type() && w_constant->is_contiguous())
+      choice.owned_constants.emplace_back(1, unpack_constant(kernel->weights, *w_constant, stored));
   } else {
     kernel->w = input_port(w_plain.reshape(w_dims), pd.weights_desc());
   }
-  runtime::KernelChoice choice;
   choice.output_layouts.resize(1);
   kernel->x = input_port(*x_stored, pd.src_desc());
   kernel->y = output_port(output_store(query, 0, pd.dst_desc(), choice.output_layouts[0]), pd.dst_desc());

@@ -44,14 +44,14 @@ struct MatmulKernel {
   Port a;  // as stored, and as the primitive reads it (bf16 or f16 in a low-precision plan)
   Port b;  // likewise, for a weight computed at run time
   dnnl::memory::desc out_desc;
-  std::optional<dnnl::memory> prepared_b;
+  std::optional<PackedConstant> prepared_b;
   std::optional<Addend> addend;
 
   void operator()(ops::KernelContext& ctx) const {
     std::shared_ptr<Storage> a_bytes, b_bytes;
     const void* a_data = read_port(ctx, a, ctx.input(0), a_bytes);
     const void* b_data =
-        prepared_b ? prepared_b->get_data_handle() : read_port(ctx, b, ctx.input(1), b_bytes);
+        prepared_b ? prepared_b->memory.get_data_handle() : read_port(ctx, b, ctx.input(1), b_bytes);
     if (addend && addend->as_bias) {
       execute(ctx, matmul,
               {{DNNL_ARG_SRC, a.used, a_data},
@@ -81,10 +81,12 @@ struct MatmulKernel {
 // the compute type and not wider than deep is read where it is stored when a fast implementation
 // takes it so: a packed copy would hold the weight twice (the graph keeps the original to compile
 // other shapes), 227 of BERT-base's 340 MB of MatMul weights, for 0.5-2% of their speed. Otherwise
-// it is reordered once into the layout the primitive prefers.
+// it is reordered once into the layout the primitive prefers, and when that copy keeps its element
+// type `unpack_b` is set to rebuild the given weight from it (KernelChoice::owned_constants).
 ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc& b, const Tensor* b_constant,
                           const std::optional<Addend>& addend, const dnnl::memory::desc& out,
-                          const dnnl::primitive_attr& attr, dnnl::memory::data_type compute) {
+                          const dnnl::primitive_attr& attr, dnnl::memory::data_type compute,
+                          std::function<Tensor()>& unpack_b) {
   auto kernel = std::make_shared<MatmulKernel>();
   const dnnl::memory::desc a_used(a.get_dims(), compute, a.get_strides());
   const dnnl::memory::desc b_used(b.get_dims(), compute, b.get_strides());
@@ -143,9 +145,12 @@ ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc&
   kernel->addend = addend;
   if (addend) kernel->addend->as_bias = as_bias;
   if (b_constant != nullptr && pd->weights_desc() != b) {
-    // The constant is stored as `b` describes it (possibly transposed); the reorder packs it.
-    kernel->prepared_b = prepare_constant(wrap(b, *b_constant), pd->weights_desc());
+    // The constant is stored as `b` describes it (possibly transposed); the reorder packs it. A
+    // copy of the same element type holds all of it, so the runtime may let the given one go.
+    kernel->prepared_b = pack_constant(*b_constant, b, pd->weights_desc());
     kernel->b = input_port(pd->weights_desc(), pd->weights_desc());
+    if (compute == b.get_data_type() && b_constant->is_contiguous())
+      unpack_b = unpack_constant(*kernel->prepared_b, *b_constant, b);
   } else {
     kernel->b = input_port(b, pd->weights_desc());
   }
@@ -226,13 +231,18 @@ runtime::KernelChoice make_matmul_kernel(const runtime::KernelQuery& query) {
   choice.kernel = small_matmul_kernel(a_desc, b_desc, constant_input(node, 1),
                                       bias ? std::optional(bias->desc.get_dims()) : std::nullopt, out_desc,
                                       alpha, query.attrs, compute);
-  if (!choice.kernel)
-    choice.kernel = make_matmul(a_desc, b_desc, constant_input(node, 1), bias, out_desc, attr, compute);
+  if (!choice.kernel) {
+    std::function<Tensor()> unpack_b;
+    choice.kernel =
+        make_matmul(a_desc, b_desc, constant_input(node, 1), bias, out_desc, attr, compute, unpack_b);
+    if (unpack_b) choice.owned_constants.emplace_back(1, std::move(unpack_b));
+  }
   if (!choice.kernel) return {};
   return choice;
 }
 
-ops::KernelFn make_gemm_kernel(const graph::Node& node, const Attrs& attrs, dnnl::memory::data_type compute) {
+runtime::KernelChoice make_gemm_kernel(const graph::Node& node, const Attrs& attrs,
+                                       dnnl::memory::data_type compute) {
   const auto& a = input_info(node, 0);
   const auto& b = input_info(node, 1);
   const auto& out = output_info(node, 0);
@@ -260,20 +270,23 @@ ops::KernelFn make_gemm_kernel(const graph::Node& node, const Attrs& attrs, dnnl
   const dnnl::memory::desc a_desc = matrix_desc(m, k, a.dtype, trans_a);
   const dnnl::memory::desc b_desc = matrix_desc(k, n, b.dtype, trans_b);
   const dnnl::memory::desc out_desc = plain_desc(out.shape, out.dtype);
-  ops::KernelFn loop = small_matmul_kernel(a_desc, b_desc, constant_input(node, 1),
-                                           c_addend ? std::optional(c_addend->desc.get_dims()) : std::nullopt,
-                                           out_desc, alpha, attrs, compute);
-  if (loop) return loop;
-  return make_matmul(a_desc, b_desc, constant_input(node, 1), c_addend, out_desc, attr, compute);
+  runtime::KernelChoice choice;
+  choice.kernel = small_matmul_kernel(a_desc, b_desc, constant_input(node, 1),
+                                      c_addend ? std::optional(c_addend->desc.get_dims()) : std::nullopt,
+                                      out_desc, alpha, attrs, compute);
+  if (choice.kernel) return choice;
+  std::function<Tensor()> unpack_b;
+  choice.kernel =
+      make_matmul(a_desc, b_desc, constant_input(node, 1), c_addend, out_desc, attr, compute, unpack_b);
+  if (unpack_b) choice.owned_constants.emplace_back(1, std::move(unpack_b));
+  return choice;
 }
 
 // Gemm takes row-major float32 operands only; the query brings the plan's precision.
 runtime::KernelChoice make_row_major_gemm(const runtime::KernelQuery& query) {
   for (const runtime::LayoutPtr& layout : query.input_layouts)
     if (layout != nullptr) return {};
-  return {make_gemm_kernel(query.node, query.attrs, compute_type(query, input_info(query.node, 0).dtype)),
-          {},
-          {}};
+  return make_gemm_kernel(query.node, query.attrs, compute_type(query, input_info(query.node, 0).dtype));
 }
 
 }  // namespace

@@ -174,6 +174,31 @@ dnnl::memory prepare_constant(const dnnl::memory& source, const dnnl::memory::de
   return prepared;
 }
 
+PackedConstant pack_constant(const Tensor& given, const dnnl::memory::desc& stored,
+                             const dnnl::memory::desc& packed) {
+  PackedConstant result;
+  result.bytes = Storage::allocate(std::max<size_t>(packed.get_size(), 1), cpu());
+  result.memory = dnnl::memory(packed, cpu_engine(), result.bytes->data());
+  dnnl::memory from = wrap(stored, given);
+  omp_set_num_threads(num_threads());
+  dnnl::reorder(from, result.memory).execute(thread_stream(), from, result.memory);
+  thread_stream().wait();
+  return result;
+}
+
+std::function<Tensor()> unpack_constant(const PackedConstant& packed, const Tensor& given,
+                                        const dnnl::memory::desc& stored) {
+  return [packed, stored, shape = given.shape(), dtype = given.dtype()] {
+    Tensor rebuilt = Tensor::empty(shape, dtype);
+    dnnl::memory from = packed.memory;
+    dnnl::memory to = wrap(stored, rebuilt);
+    omp_set_num_threads(num_threads());
+    dnnl::reorder(from, to).execute(thread_stream(), from, to);
+    thread_stream().wait();
+    return rebuilt;
+  };
+}
+
 void* temporary_bytes(size_t bytes, std::shared_ptr<Storage>& owner) {
   owner = Storage::allocate(std::max<size_t>(bytes, 1), cpu());
   return owner->data();

@@ -62,6 +62,21 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& tensor);
 // prefers; the returned memory owns its bytes.
 dnnl::memory prepare_constant(const dnnl::memory& source, const dnnl::memory::desc& desc);
 
+// A constant weight reordered into a primitive's layout, its bytes from Kiln's allocator: when
+// the runtime lets the given weight go (KernelChoice::owned_constants), the next packed copy of
+// the same size takes over its freed block instead of growing the process by another copy.
+struct PackedConstant {
+  std::shared_ptr<Storage> bytes;
+  dnnl::memory memory;  // over `bytes`, in the primitive's layout
+};
+PackedConstant pack_constant(const Tensor& given, const dnnl::memory::desc& stored,
+                             const dnnl::memory::desc& packed);
+// How to rebuild the tensor `pack_constant` was given (shape and dtype of `given`, its bytes as
+// `stored` describes them) from the packed copy: a reorder back, exact when both have the same
+// element type; the function keeps the packed copy alive.
+std::function<Tensor()> unpack_constant(const PackedConstant& packed, const Tensor& given,
+                                        const dnnl::memory::desc& stored);
+
 // Below this much arithmetic a primitive runs on the calling thread alone: an OpenMP team's fork
 // and join cost more than a second core gives, and its threads spin after the call, starving
 // Kiln's own threads (autograd, the NDArray engine) on a small machine.

@@ -217,7 +217,7 @@ class Importer {
       KILN_CHECK(graph_.find_value(init.name()) == nullptr, ErrorCode::kIo, where_, ": ", where,
                  " is given twice");
       try {
-        Tensor value = tensor_from_proto(init, {base_dir_, where});
+        Tensor value = take_tensor_from_proto(init, {base_dir_, where});
         graph_.add_initializer(init.name(), std::move(value));
         release_data(init);
       } catch (const Error& e) {

@@ -1,12 +1,14 @@
 // TensorProto decoding and encoding; see tensor_proto.h for what is checked and why.
 #include "frontends/onnx/tensor_proto.h"
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <vector>
 
+#include "core/caching_allocator.h"
 #include "kiln/error.hpp"
 
 namespace kiln::onnx {
@@ -88,10 +90,14 @@ void copy_field(const Field& field, Tensor& out, int64_t numel) {
   });
 }
 
-}  // namespace
+// The element type, shape and byte size a TensorProto declares, checked.
+struct Declared {
+  DType dtype;
+  Shape shape;
+  size_t nbytes;
+};
 
-Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& source) {
-  const std::string& where = source.where;
+Declared declared(const ::onnx::TensorProto& proto, const std::string& where) {
   DType dtype;
   try {
     dtype = dtype_from_onnx(proto.data_type());
@@ -104,7 +110,41 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& s
   const size_t item = dtype_size(dtype);
   KILN_CHECK(static_cast<uint64_t>(numel) <= std::numeric_limits<size_t>::max() / item, ErrorCode::kIo, where,
              ": shape ", shape, " is too large");
-  const size_t nbytes = static_cast<size_t>(numel) * item;
+  return {dtype, shape, static_cast<size_t>(numel) * item};
+}
+
+void check_raw_size(const ::onnx::TensorProto& proto, const Declared& d, const std::string& where) {
+  KILN_CHECK(proto.raw_data().size() == d.nbytes, ErrorCode::kIo, where, ": raw_data has ",
+             proto.raw_data().size(), " bytes, shape ", d.shape, " of ", dtype_name(d.dtype), " needs ",
+             d.nbytes);
+}
+
+}  // namespace
+
+Tensor take_tensor_from_proto(::onnx::TensorProto& proto, const TensorSource& source) {
+  if (proto.data_location() == ::onnx::TensorProto::EXTERNAL || !proto.has_raw_data())
+    return tensor_from_proto(proto, source);
+  const Declared d = declared(proto, source.where);
+  check_raw_size(proto, d, source.where);
+  // The bytes move to the allocator's alignment inside the string's own buffer (its capacity
+  // usually has room: the parser grows it as it reads): a weight read in place is then aligned as
+  // one from the allocator, which AVX-512 loads want. Without room they are copied.
+  constexpr size_t kAlignment = CachingAllocator::kAlignment;
+  const std::string& raw = proto.raw_data();
+  const size_t shift = (kAlignment - reinterpret_cast<uintptr_t>(raw.data()) % kAlignment) % kAlignment;
+  if (d.nbytes == 0 || raw.capacity() < d.nbytes + shift) return tensor_from_proto(proto, source);
+  std::string* bytes = proto.release_raw_data();
+  bytes->resize(d.nbytes + shift);  // within the capacity: the buffer stays where it is
+  std::memmove(bytes->data() + shift, bytes->data(), d.nbytes);
+  std::shared_ptr<Storage> storage =
+      Storage::wrap(bytes->data() + shift, d.nbytes, cpu(), [bytes](void*) { delete bytes; });
+  return Tensor(std::move(storage), d.shape, d.dtype);
+}
+
+Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& source) {
+  const std::string& where = source.where;
+  const auto [dtype, shape, nbytes] = declared(proto, where);
+  const int64_t numel = shape.numel();
 
   if (proto.data_location() == ::onnx::TensorProto::EXTERNAL) {
     const std::string bytes = read_external(proto, source, nbytes);
@@ -113,9 +153,7 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& s
     return out;
   }
   if (proto.has_raw_data()) {
-    KILN_CHECK(proto.raw_data().size() == nbytes, ErrorCode::kIo, where, ": raw_data has ",
-               proto.raw_data().size(), " bytes, shape ", shape, " of ", dtype_name(dtype), " needs ",
-               nbytes);
+    check_raw_size(proto, {dtype, shape, nbytes}, where);
     Tensor out = Tensor::empty(shape, dtype);
     if (nbytes != 0) std::memcpy(out.raw_data(), proto.raw_data().data(), nbytes);
     return out;
