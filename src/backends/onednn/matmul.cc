@@ -78,10 +78,10 @@ struct MatmulKernel {
 // post-ops in `attr`, multiplying in `compute` (bf16 or f16 in a low-precision plan: a constant
 // weight converted once, operands computed at run time on each call) with float32 accumulation;
 // `out` may be float32 or the compute type. A constant weight (`b_constant`) that is already of
-// the compute type and not wider than deep is read where it is stored when a fast implementation
-// takes it so: a packed copy would hold the weight twice (the graph keeps the original to compile
-// other shapes), 227 of BERT-base's 340 MB of MatMul weights, for 0.5-2% of their speed. Otherwise
-// it is reordered once into the layout the primitive prefers.
+// the compute type, not wider than deep and not deep with many rows is read where it is stored when
+// a fast implementation takes it so: a packed copy would hold the weight twice (the graph keeps the
+// original to compile other shapes), 227 of BERT-base's 340 MB of MatMul weights. Otherwise it is
+// reordered once into the layout the primitive prefers.
 ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc& b, const Tensor* b_constant,
                           const std::optional<Addend>& addend, const dnnl::memory::desc& out,
                           const dnnl::primitive_attr& attr, dnnl::memory::data_type compute) {
@@ -102,11 +102,19 @@ ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc&
   // A transposed weight (Gemm's transB, a classifier's (classes, features) matrix) is packed
   // too: brgemm reads it column-major 2.3-2.7x slower than row-major (1x2048 by 2048x1000 at batch
   // 1: 0.30 against 0.11 ms), a second copy of 5-8 MB on the CNNs' heads.
+  // So is a weight deeper than wide (K > N) multiplied by many rows (all batch dimensions counted):
+  // at BERT-base's batch 8 (1024 rows, 2 threads) reading its 3072x768 weights in place cost 18% of
+  // that MatMul's CPU time (11% at batch 4), 5% of the model's, for 113 MB packed; its 768x768 ones
+  // cost 7% there, 2% of the model's, for as many bytes, and stay in place.
   constexpr size_t kAlwaysPackedBytes = size_t{1} << 20;
+  constexpr int64_t kManyRows = 512;
   const dnnl::memory::dims b_dims = b.get_dims();
   const bool wide = b_dims[b_dims.size() - 1] > b_dims[b_dims.size() - 2];
   const bool small = b.get_size() <= kAlwaysPackedBytes;
   const bool column_major = b.get_strides().back() != 1;
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < out_dims.size(); ++i) rows *= out_dims[i];
+  const bool deep_many_rows = rows >= kManyRows && b_dims[b_dims.size() - 2] > b_dims[b_dims.size() - 1];
   bool as_bias = false;
   // The primitive for weights described by `weights`: with the addend as its bias argument when
   // that may be and an implementation takes it, else with the binary post-op; nothing when only
@@ -129,7 +137,8 @@ ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc&
     if (is_generic_impl(binary_pd)) return std::nullopt;
     return binary_pd;
   };
-  if (b_constant == nullptr || (compute == b.get_data_type() && !wide && !small && !column_major)) {
+  if (b_constant == nullptr ||
+      (compute == b.get_data_type() && !wide && !small && !column_major && !deep_many_rows)) {
     pd = make_pd(b_used);
     if (!pd && b_constant == nullptr) return {};
   }
