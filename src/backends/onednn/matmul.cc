@@ -94,8 +94,8 @@ ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc&
   double flops = 2.0 * static_cast<double>(a_dims.back());
   for (int64_t d : out_dims) flops *= static_cast<double>(d);
   create_for(flops);
-  // oneDNN's brgemm reads a row-major weight through a copy of each panel on every call: 0.5% to
-  // 2% slower than packed on BERT-base's 768x768 and 3072x768 weights, 8% on its 768x3072 ones, so
+  // oneDNN's brgemm reads a row-major weight through a copy of each panel on every call: at batch 1
+  // 0.5% to 2% slower than packed on BERT-base's 768x768 and 3072x768 weights, 8% on its 768x3072 ones, so
   // a weight wider than deep (N > K) is packed anyway. So is a small one: its second copy costs
   // little, and a call of microseconds feels the panel copies most (the 784-256-128-10 MLP at
   // batch 1: 32 us with its weights read in place, 14 us packed).
@@ -105,7 +105,7 @@ ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc&
   // So is a weight deeper than wide (K > N) multiplied by many rows (all batch dimensions counted):
   // at BERT-base's batch 8 (1024 rows, 2 threads) reading its 3072x768 weights in place cost 18% of
   // that MatMul's CPU time (11% at batch 4), 5% of the model's, for 113 MB packed; its 768x768 ones
-  // cost 7% there, 2% of the model's, for as many bytes, and stay in place.
+  // cost 5% there, 1.5% of the model's, for as many bytes, and stay in place.
   constexpr size_t kAlwaysPackedBytes = size_t{1} << 20;
   constexpr int64_t kManyRows = 512;
   const dnnl::memory::dims b_dims = b.get_dims();
