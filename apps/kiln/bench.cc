@@ -1,8 +1,10 @@
 // kiln bench MODEL [--batch N] [--threads T] [--warmup W] [--iters I] [--json] [--shape ...]
-// [--input NAME=FILE.npy ...] [--peak-gflops X]: latency (mean, p50, p90, p99 in ms), throughput
-// and GFLOPS of predict() on fixed inputs (random with a fixed seed unless given), and the GFLOPS
-// as a share of the machine's practical peak (given, or measured with oneDNN's matmul in the model's
+// [--input NAME=FILE.npy ...] [--peak-gflops X]: latency (mean, p50, p90, p99 in ms), CPU time per
+// call, throughput and GFLOPS of predict() on fixed inputs (random with a fixed seed unless given), and the
+// GFLOPS as a share of the machine's practical peak (given, or measured with oneDNN's matmul in the model's
 // arithmetic: float32, bfloat16 or int8).
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <iomanip>
@@ -34,6 +36,13 @@ struct BenchArgs {
   double peak_gflops = 0;  // 0: measure it
   std::vector<std::string> shapes, inputs;
 };
+
+// CPU seconds this process has used, all threads together.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 double percentile(const std::vector<double>& sorted, double p) {
   const size_t i = static_cast<size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
@@ -84,11 +93,15 @@ void bench(const BenchArgs& args) {
   for (int i = 0; i < args.warmup; ++i) predictor.predict(inputs);  // compiles the plan, warms caches
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(args.iters));
+  // CPU time per call says how much work a call is when other processes share the cores and the
+  // latency says mostly how much of them this one got.
+  const double cpu_start = process_cpu_seconds();
   for (int i = 0; i < args.iters; ++i) {
     const auto start = std::chrono::steady_clock::now();
     predictor.predict(inputs);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
+  const double cpu_ms = (process_cpu_seconds() - cpu_start) * 1e3 / static_cast<double>(args.iters);
   const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
   std::sort(ms.begin(), ms.end());
   const double throughput = static_cast<double>(samples) * 1000.0 / mean;
@@ -107,6 +120,7 @@ void bench(const BenchArgs& args) {
                         {"p99_ms", percentile(ms, 99)},
                         {"min_ms", ms.front()},
                         {"max_ms", ms.back()},
+                        {"cpu_ms", cpu_ms},
                         {"throughput", throughput},
                         {"flops", flops},
                         {"gflops", gflops},
@@ -121,6 +135,7 @@ void bench(const BenchArgs& args) {
             << " warmup\n"
             << "latency ms: mean " << mean << "  p50 " << percentile(ms, 50) << "  p90 " << percentile(ms, 90)
             << "  p99 " << percentile(ms, 99) << "  min " << ms.front() << "  max " << ms.back() << "\n"
+            << "CPU ms per call: " << cpu_ms << " (all threads)\n"
             << std::setprecision(1) << "throughput: " << throughput << " samples/s\n"
             << std::setprecision(3) << "compute: " << gflops << " GFLOPS (" << flops << " FLOPs per call)\n";
   if (peak) {

@@ -95,6 +95,11 @@ OpSchema& OpSchema::elementwise() {
   return *this;
 }
 
+OpSchema& OpSchema::same_bytes() {
+  same_bytes_ = true;
+  return *this;
+}
+
 OpSchema& OpSchema::draws_random() {
   random_ = true;
   return *this;

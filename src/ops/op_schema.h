@@ -140,6 +140,9 @@ class OpSchema {
   // Marks an op whose kernel reads element i of every input before writing element i of the
   // output, so an output may share storage with an input of the same shape (in-place updates).
   OpSchema& elementwise();
+  // Marks an op whose output 0 is input 0's bytes under another shape (Reshape, Flatten, Squeeze,
+  // Unsqueeze), so the output may take over the input's storage and its kernel copy nothing.
+  OpSchema& same_bytes();
   // Marks an op that draws random numbers. Unless its attributes seed it, its kernel takes the
   // next seed of kiln::random's sequence; the NDArray API takes that seed when the call is made
   // (KernelContext::call_seed), so that asynchronous execution keeps the draws in program order.
@@ -154,6 +157,7 @@ class OpSchema {
   const GradientFn& gradient_fn() const { return gradient_; }
   bool has_gradient() const { return static_cast<bool>(gradient_); }
   bool is_elementwise() const { return elementwise_; }
+  bool is_same_bytes() const { return same_bytes_; }
   bool is_random() const { return random_; }
 
   // Checks names, fills defaults, coerces types and runs validators.
@@ -183,6 +187,7 @@ class OpSchema {
   GradientFn gradient_;
   bool random_ = false;
   bool elementwise_ = false;
+  bool same_bytes_ = false;
 };
 
 // The registry is filled by static registrations before main() and only read afterwards.

@@ -12,7 +12,8 @@ namespace {
 void copy_kernel(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
   Tensor& out = ctx.output(0);
-  if (out.numel() == 0) return;
+  // The plan may give the output the input's storage (same_bytes): then there is nothing to do.
+  if (out.numel() == 0 || out.raw_data() == in.raw_data()) return;
   copy_contiguous(static_cast<char*>(out.raw_data()), static_cast<const char*>(in.raw_data()), in.numel(),
                   in.itemsize());
 }
@@ -104,6 +105,7 @@ KILN_REGISTER_OP(Reshape)
     .attr("allowzero", AttrType::kInt, 0)
     .infer(infer_reshape)
     .kernel(copy_kernel)
+    .same_bytes()
     .gradient(reshape_gradient);
 
 std::vector<TensorInfo> infer_flatten(InferContext& ctx) {
@@ -125,6 +127,7 @@ KILN_REGISTER_OP(Flatten)
     .attr("axis", AttrType::kInt, 1)
     .infer(infer_flatten)
     .kernel(copy_kernel)
+    .same_bytes()
     .gradient(reshape_gradient);
 
 std::vector<TensorInfo> infer_squeeze(InferContext& ctx) {
@@ -160,6 +163,7 @@ KILN_REGISTER_OP(Squeeze)
     .output("squeezed")
     .infer(infer_squeeze)
     .kernel(copy_kernel)
+    .same_bytes()
     .gradient(reshape_gradient);
 
 std::vector<TensorInfo> infer_unsqueeze(InferContext& ctx) {
@@ -182,6 +186,7 @@ KILN_REGISTER_OP(Unsqueeze)
     .output("expanded")
     .infer(infer_unsqueeze)
     .kernel(copy_kernel)
+    .same_bytes()
     .gradient(reshape_gradient);
 
 }  // namespace

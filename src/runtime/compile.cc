@@ -70,13 +70,16 @@ void plan_arena(Plan& plan, const CompileOptions& options) {
       for (size_t slot = 0; options.inplace && lt.reuse < 0 && slot < step.inputs.size(); ++slot) {
         const int in = step.inputs[slot];
         // A kernel's inplace_input holds only while no other input of the step reads the value.
-        const bool may_share = step.schema->is_elementwise() ||
+        // A reshape's output is its input's bytes: it takes them over whatever its shape.
+        const bool relabels = step.schema->is_same_bytes() && slot == 0 && out == step.outputs[0];
+        const bool may_share = step.schema->is_elementwise() || relabels ||
                                (out == step.outputs[0] && static_cast<int>(slot) == step.inplace_input &&
                                 std::count(step.inputs.begin(), step.inputs.end(), in) == 1);
         if (in < 0 || !may_share) continue;
         const PlanValue& iv = plan.values[static_cast<size_t>(in)];
         if (iv.kind != PlanValue::Kind::kArena || last_read[static_cast<size_t>(in)] != s) continue;
-        if (iv.info.dtype != v.info.dtype || iv.info.shape != v.info.shape) continue;
+        if (iv.info.dtype != v.info.dtype) continue;
+        if (relabels ? iv.nbytes() != v.nbytes() : iv.info.shape != v.info.shape) continue;
         if (!same_layout(iv.layout, v.layout)) continue;
         if (std::find(given_away.begin(), given_away.end(), in) != given_away.end()) continue;
         given_away.push_back(in);

@@ -50,10 +50,11 @@ PY
 "$python" - "$dir/bench.json" <<'PY'
 import json, sys
 b = json.load(open(sys.argv[1]))
-for key in ["mean_ms", "p50_ms", "p90_ms", "p99_ms", "throughput", "gflops", "flops", "batch", "iters"]:
+for key in ["mean_ms", "p50_ms", "p90_ms", "p99_ms", "cpu_ms", "throughput", "gflops", "flops", "batch", "iters"]:
     assert key in b, key
 assert b["batch"] == 4 and b["iters"] == 20 and b["threads"] == 1
 assert 0 < b["p50_ms"] <= b["p90_ms"] <= b["p99_ms"] and b["throughput"] > 0 and b["gflops"] > 0, b
+assert b["cpu_ms"] > 0, b
 PY
 
 # OpenMP's threads spin briefly (libgomp reports GOMP_SPINCOUNT 1000 in the re-run process) unless

@@ -14,8 +14,15 @@ namespace {
 TEST(OnednnKernels, MatMulWithBatchesAndBroadcasting) {
   std::mt19937 rng(5);
   const std::vector<std::pair<Shape, Shape>> cases{
-      {{1, 784}, {784, 256}}, {{7, 13}, {13, 5}},        {{2, 3, 4, 6}, {2, 3, 6, 5}},
-      {{2, 3, 4, 6}, {6, 5}}, {{5, 1, 4, 6}, {3, 6, 2}}, {{3, 17, 33}, {1, 33, 9}},
+      {{1, 784}, {784, 256}},
+      {{7, 13}, {13, 5}},
+      {{2, 3, 4, 6}, {2, 3, 6, 5}},
+      {{2, 3, 4, 6}, {6, 5}},
+      {{5, 1, 4, 6}, {3, 6, 2}},
+      {{3, 17, 33}, {1, 33, 9}},
+      // A constant weight over 1 MiB, deeper than wide: read in place under 512 rows, packed from 512.
+      {{1, 128, 1024}, {1024, 320}},
+      {{4, 128, 1024}, {1024, 320}},
   };
   for (const auto& [a, b] : cases) {
     SCOPED_TRACE(a.to_string() + " x " + b.to_string());

@@ -161,6 +161,55 @@ TEST(Compile, VariadicOpsNeverWriteOverTheirInputs) {
   EXPECT_EQ(exec.run({in})[0].to_vector<float>(), std::vector<float>({4.f, 2.f, 1.f, 2.f}));
 }
 
+TEST(Compile, ReshapesTakeOverTheirInputsBytes) {
+  // a = Relu(x); r = Reshape(a, (3, 8)); f = Flatten(Unsqueeze(r)); y = Neg(f): the three
+  // reshapes are a's bytes under other shapes, so a, r, the unsqueezed value and f share one buffer.
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{4, 6}});
+  Value* a = g.add_node("Relu", {x}, {}, "a")->outputs[0];
+  Value* shape = g.add_initializer("shape", Tensor::from_vector<int64_t>({3, 8}, {2}));
+  Value* r = g.add_node("Reshape", {a, shape}, {}, "r")->outputs[0];
+  Value* axes = g.add_initializer("axes", Tensor::from_vector<int64_t>({0}, {1}));
+  Value* u = g.add_node("Unsqueeze", {r, axes}, {}, "u")->outputs[0];
+  Value* f = g.add_node("Flatten", {u}, {{"axis", 2}}, "f")->outputs[0];
+  g.set_outputs({g.add_node("Neg", {f}, {}, "y")->outputs[0]});
+  const auto plan = compile(g);
+  EXPECT_EQ(plan->memory.num_inplace, 3);
+  EXPECT_EQ(plan->arena_bytes, 128u);  // 96 bytes, rounded up to the arena alignment
+
+  std::vector<float> values(24), expected(24);
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<float>(i) - 11.5f;
+    expected[i] = -std::max(values[i], 0.f);
+  }
+  Executor exec(plan);
+  const std::vector<Tensor> out = exec.run({Tensor::from_vector<float>(values, {4, 6})});
+  EXPECT_EQ(out[0].shape(), Shape({3, 8}));
+  EXPECT_EQ(out[0].to_vector<float>(), expected);
+}
+
+TEST(Compile, AReshapeKeepsAnInputReadLater) {
+  // r = Reshape(a); y = Add(Reshape back(r), a): a is read after the reshape, so r needs bytes of
+  // its own.
+  Graph g;
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{2, 3}});
+  Value* a = g.add_node("Relu", {x}, {}, "a")->outputs[0];
+  Value* flat = g.add_initializer("flat", Tensor::from_vector<int64_t>({6}, {1}));
+  Value* back = g.add_initializer("back", Tensor::from_vector<int64_t>({2, 3}, {2}));
+  Value* r = g.add_node("Reshape", {a, flat}, {}, "r")->outputs[0];
+  Value* b = g.add_node("Reshape", {r, back}, {}, "b")->outputs[0];
+  g.set_outputs({g.add_node("Add", {b, a}, {}, "y")->outputs[0]});
+  const auto plan = compile(g);
+  const auto offset = [&](size_t step) {
+    return plan->values[static_cast<size_t>(plan->steps[step].outputs[0])].offset;
+  };
+  EXPECT_NE(offset(0), offset(1));
+  EXPECT_EQ(offset(1), offset(2));  // the second reshape is r's last reader
+  Executor exec(plan);
+  const Tensor in = Tensor::from_vector<float>({-1.f, 2.f, -3.f, 4.f, 5.f, -6.f}, {2, 3});
+  EXPECT_EQ(exec.run({in})[0].to_vector<float>(), std::vector<float>({0.f, 4.f, 0.f, 8.f, 10.f, 0.f}));
+}
+
 // A provider that supplies its own Relu and leaves everything else to the reference kernels.
 class CountingRelu final : public KernelProvider {
  public:

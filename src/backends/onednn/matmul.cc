@@ -78,11 +78,12 @@ struct MatmulKernel {
 // post-ops in `attr`, multiplying in `compute` (bf16 or f16 in a low-precision plan: a constant
 // weight converted once, operands computed at run time on each call) with float32 accumulation;
 // `out` may be float32 or the compute type. A constant weight (`b_constant`) that is already of
-// the compute type and not wider than deep is read where it is stored when a fast implementation
-// takes it so: a packed copy would hold the weight twice (the graph keeps the original to compile
-// other shapes), 227 of BERT-base's 340 MB of MatMul weights, for 0.5-2% of their speed. Otherwise
-// it is reordered once into the layout the primitive prefers, and when that copy keeps its element
-// type `unpack_b` is set to rebuild the given weight from it (KernelChoice::owned_constants).
+// the compute type, not wider than deep and not deep with many rows is read where it is stored when
+// a fast implementation takes it so: a packed copy would hold the weight twice wherever the graph
+// keeps the original (a plan compiled outside a Predictor), 227 of BERT-base's 340 MB of MatMul
+// weights, for 0.5-2% of their speed at batch 1. Otherwise it is reordered once into the layout the
+// primitive prefers, and when that copy keeps its element type `unpack_b` is set to rebuild the
+// given weight from it (KernelChoice::owned_constants).
 ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc& b, const Tensor* b_constant,
                           const std::optional<Addend>& addend, const dnnl::memory::desc& out,
                           const dnnl::primitive_attr& attr, dnnl::memory::data_type compute,
@@ -96,19 +97,27 @@ ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc&
   double flops = 2.0 * static_cast<double>(a_dims.back());
   for (int64_t d : out_dims) flops *= static_cast<double>(d);
   create_for(flops);
-  // oneDNN's brgemm reads a row-major weight through a copy of each panel on every call: 0.5% to
-  // 2% slower than packed on BERT-base's 768x768 and 3072x768 weights, 8% on its 768x3072 ones, so
+  // oneDNN's brgemm reads a row-major weight through a copy of each panel on every call: at batch 1
+  // 0.5% to 2% slower than packed on BERT-base's 768x768 and 3072x768 weights, 8% on its 768x3072 ones, so
   // a weight wider than deep (N > K) is packed anyway. So is a small one: its second copy costs
   // little, and a call of microseconds feels the panel copies most (the 784-256-128-10 MLP at
   // batch 1: 32 us with its weights read in place, 14 us packed).
   // A transposed weight (Gemm's transB, a classifier's (classes, features) matrix) is packed
   // too: brgemm reads it column-major 2.3-2.7x slower than row-major (1x2048 by 2048x1000 at batch
   // 1: 0.30 against 0.11 ms), a second copy of 5-8 MB on the CNNs' heads.
+  // So is a weight deeper than wide (K > N) multiplied by many rows (all batch dimensions counted):
+  // at BERT-base's batch 8 (1024 rows, 2 threads) reading its 3072x768 weights in place cost 18% of
+  // that MatMul's CPU time (11% at batch 4), 5% of the model's, for 113 MB packed; its 768x768 ones
+  // cost 5% there, 1.5% of the model's, for as many bytes, and stay in place.
   constexpr size_t kAlwaysPackedBytes = size_t{1} << 20;
+  constexpr int64_t kManyRows = 512;
   const dnnl::memory::dims b_dims = b.get_dims();
   const bool wide = b_dims[b_dims.size() - 1] > b_dims[b_dims.size() - 2];
   const bool small = b.get_size() <= kAlwaysPackedBytes;
   const bool column_major = b.get_strides().back() != 1;
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < out_dims.size(); ++i) rows *= out_dims[i];
+  const bool deep_many_rows = rows >= kManyRows && b_dims[b_dims.size() - 2] > b_dims[b_dims.size() - 1];
   bool as_bias = false;
   // The primitive for weights described by `weights`: with the addend as its bias argument when
   // that may be and an implementation takes it, else with the binary post-op; nothing when only
@@ -131,7 +140,8 @@ ops::KernelFn make_matmul(const dnnl::memory::desc& a, const dnnl::memory::desc&
     if (is_generic_impl(binary_pd)) return std::nullopt;
     return binary_pd;
   };
-  if (b_constant == nullptr || (compute == b.get_data_type() && !wide && !small && !column_major)) {
+  if (b_constant == nullptr ||
+      (compute == b.get_data_type() && !wide && !small && !column_major && !deep_many_rows)) {
     pd = make_pd(b_used);
     if (!pd && b_constant == nullptr) return {};
   }
