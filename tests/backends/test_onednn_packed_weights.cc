@@ -53,13 +53,21 @@ graph::Graph model(const Tensor& w, bool also_summed) {
   return g;
 }
 
+// A Predictor over model(W, also_summed) for a random W that only the Predictor holds, with W's
+// values and a watch on the storage it was given in.
+struct PredictorOverWeight {
+  std::vector<float> w_values;
+  std::weak_ptr<Storage> given;
+  Predictor predictor;
+};
+PredictorOverWeight predictor_over_random_weight(std::mt19937& rng, bool also_summed) {
+  const Tensor w = random_tensor({kIn, kOut}, rng);
+  return {w.to_vector<float>(), w.storage(), Predictor(model(w, also_summed))};
+}
+
 TEST(OnednnPackedWeights, APredictorLetsAPackedWeightGoAndRebuildsItExactly) {
   std::mt19937 rng(41);
-  Tensor w = random_tensor({kIn, kOut}, rng);
-  const std::vector<float> w_values = w.to_vector<float>();
-  const std::weak_ptr<Storage> given = w.storage();
-  const Predictor p(model(w, false));
-  w = Tensor();
+  const auto [w_values, given, p] = predictor_over_random_weight(rng, false);
   ASSERT_FALSE(given.expired());  // the Predictor's graph holds it until a plan packs it
 
   const Tensor x1 = random_tensor({1, kIn}, rng);
@@ -92,11 +100,7 @@ TEST(OnednnPackedWeights, APredictorLetsAPackedWeightGoAndRebuildsItExactly) {
 
 TEST(OnednnPackedWeights, AWeightAnotherStepReadsAsGivenStays) {
   std::mt19937 rng(42);
-  Tensor w = random_tensor({kIn, kOut}, rng);
-  const std::vector<float> w_values = w.to_vector<float>();
-  const std::weak_ptr<Storage> given = w.storage();
-  const Predictor p(model(w, true));
-  w = Tensor();
+  const auto [w_values, given, p] = predictor_over_random_weight(rng, true);
   const Tensor x = random_tensor({2, kIn}, rng);
   const Tensor z = random_tensor({kIn, kOut}, rng);
   const std::vector<Tensor> out = p.predict({x, z});
