@@ -143,30 +143,30 @@ Tensor take_tensor_from_proto(::onnx::TensorProto& proto, const TensorSource& so
 
 Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& source) {
   const std::string& where = source.where;
-  const auto [dtype, shape, nbytes] = declared(proto, where);
-  const int64_t numel = shape.numel();
+  const Declared d = declared(proto, where);
+  const int64_t numel = d.shape.numel();
 
   if (proto.data_location() == ::onnx::TensorProto::EXTERNAL) {
-    const std::string bytes = read_external(proto, source, nbytes);
-    Tensor out = Tensor::empty(shape, dtype);
-    if (nbytes != 0) std::memcpy(out.raw_data(), bytes.data(), nbytes);
+    const std::string bytes = read_external(proto, source, d.nbytes);
+    Tensor out = Tensor::empty(d.shape, d.dtype);
+    if (d.nbytes != 0) std::memcpy(out.raw_data(), bytes.data(), d.nbytes);
     return out;
   }
   if (proto.has_raw_data()) {
-    check_raw_size(proto, {dtype, shape, nbytes}, where);
-    Tensor out = Tensor::empty(shape, dtype);
-    if (nbytes != 0) std::memcpy(out.raw_data(), proto.raw_data().data(), nbytes);
+    check_raw_size(proto, d, where);
+    Tensor out = Tensor::empty(d.shape, d.dtype);
+    if (d.nbytes != 0) std::memcpy(out.raw_data(), proto.raw_data().data(), d.nbytes);
     return out;
   }
   // Typed fields: sizes are checked against the shape before the tensor is allocated.
   const auto check_then_copy = [&](const auto& field, const char* field_name) {
     KILN_CHECK(field.size() == numel, ErrorCode::kIo, where, ": ", field_name, " has ", field.size(),
-               " elements, shape ", shape, " needs ", numel);
-    Tensor out = Tensor::empty(shape, dtype);
+               " elements, shape ", d.shape, " needs ", numel);
+    Tensor out = Tensor::empty(d.shape, d.dtype);
     copy_field(field, out, numel);
     return out;
   };
-  switch (dtype) {
+  switch (d.dtype) {
     case DType::kFloat32:
       return check_then_copy(proto.float_data(), "float_data");
     case DType::kFloat64:
