@@ -40,7 +40,7 @@ std::string shapes_text(const std::map<std::string, Shape>& shapes) {
 }
 
 void info(const InfoArgs& args) {
-  const Predictor predictor = load_model(args.model);
+  const Predictor predictor = load_model(args.model, parse_shapes(args.shapes));
   const graph::Graph& g = predictor.graph();
 
   std::map<std::string, int> op_counts;

@@ -23,12 +23,13 @@ void add_model_args(CLI::App* command, ModelArgs& args, const std::string& defau
       ->check(CLI::NonNegativeNumber);
 }
 
-Predictor load_model(const ModelArgs& args) {
+Predictor load_model(const ModelArgs& args, const std::map<std::string, Shape>& input_shapes) {
   return Predictor::load(args.model, {.threads = args.threads,
                                       .opt_level = args.opt_level,
                                       .kernels = args.kernels,
                                       .precision = args.precision,
-                                      .epoch = args.epoch});
+                                      .epoch = args.epoch,
+                                      .input_shapes = input_shapes});
 }
 
 namespace {

@@ -1,5 +1,6 @@
-// kiln run MODEL --input NAME=FILE.npy ... [--output-dir DIR]: one prediction, each output
-// written as DIR/OUTPUT_NAME.npy.
+// kiln run MODEL --input NAME=FILE.npy ... [--shape NAME=D0,D1,...] [--output-dir DIR]: one
+// prediction, each output written as DIR/OUTPUT_NAME.npy. The input shapes are known at load
+// (PredictorOptions::input_shapes): those given with --shape, else the given files' shapes.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -14,15 +15,17 @@ namespace {
 
 struct RunArgs {
   ModelArgs model;
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs, shapes;
   std::string output_dir = ".";
 };
 
 void run(const RunArgs& args) {
-  const Predictor predictor = load_model(args.model);
   const std::map<std::string, std::string> files = parse_files(args.inputs);
   std::map<std::string, Tensor> inputs;
   for (const auto& [name, path] : files) inputs.emplace(name, npy::load(path));
+  std::map<std::string, Shape> shapes = parse_shapes(args.shapes);
+  for (const auto& [name, tensor] : inputs) shapes.emplace(name, tensor.shape());
+  const Predictor predictor = load_model(args.model, shapes);
   const std::map<std::string, Tensor> outputs = predictor.predict_named(inputs);
   std::filesystem::create_directories(args.output_dir);
   for (const std::string& name : predictor.output_names()) {
@@ -42,6 +45,7 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run", "run a model on .npy inputs and write its outputs as .npy");
   add_model_args(cmd, args->model, "basic");
   cmd->add_option("--input", args->inputs, "an input, NAME=FILE.npy (one per model input)")->required();
+  cmd->add_option("--shape", args->shapes, "an input's shape at load, NAME=D0,D1,... (default: its file's)");
   cmd->add_option("--output-dir", args->output_dir, "where OUTPUT_NAME.npy files go")->capture_default_str();
   cmd->callback([args] { run(*args); });
 }

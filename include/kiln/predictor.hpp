@@ -5,14 +5,18 @@
 //   std::vector<kiln::Tensor> out = p.predict({image});          // inputs by position
 //   auto named = p.predict_named({{"data", image}});              // inputs and outputs by name
 //
-// The graph is optimized once, at load. Each distinct set of input shapes is compiled once into
-// an immutable plan and kept in a bounded LRU cache; every call borrows an Executor (a private
-// workspace) from its plan's pool and gives it back, so concurrent calls never share memory and
-// a call takes no lock while it runs. A bad input throws a kiln::Error naming the input with
+// The graph is optimized once, at load. Each distinct set of input shapes (and of the values of
+// small inputs that decide shapes, such as Reshape's shape or Resize's sizes given as inputs) is
+// compiled once into an immutable plan and kept in a bounded LRU cache; every call borrows an
+// Executor (a private workspace) from its plan's pool and gives it back, so concurrent calls never
+// share memory and a call takes no lock while it runs. A model whose sizes depend on its data
+// (NonZero, NonMaxSuppression) runs up to such a node, learns the sizes, and runs the rest on a
+// plan for them, cached and bounded the same way. A bad input throws a kiln::Error naming the input with
 // the expected and actual dtype and shape, and leaves the Predictor usable.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -40,8 +44,16 @@ struct PredictorOptions {
   // accumulation) by the fast kernels that support it; the rest, and every input and output,
   // stay float32.
   std::string precision = "fp32";
-  size_t max_cached_plans = 16;  // compiled input-shape signatures kept (least recently used go)
+  size_t max_cached_plans = 16;  // compiled input signatures kept (least recently used go), per stage
   int epoch = -1;                // MXNet checkpoints: the .params epoch; -1 picks the highest
+  // Input shapes known before the first call, by input name: MXNet symbols that declare none
+  // need them to import ops whose conversion depends on the rank (PReLU's slope, Reshape's
+  // special codes); a declared shape with free dims is narrowed to them. Each must fit the
+  // declaration, and calls must then give these shapes.
+  std::map<std::string, Shape> input_shapes;
+  // The most elements a value sized at run time may have (a NonZero or NonMaxSuppression output,
+  // a shape made of input values); more is a kiln::Error naming the node.
+  int64_t max_dynamic_elements = int64_t{1} << 28;
 };
 
 // An input or output as the model declares it: dims of -1 are free (e.g. the batch).
@@ -61,6 +73,10 @@ class Predictor {
   //   "model.onnx"            an ONNX model (external data files beside it)
   // The symbol and the parameters are read concurrently.
   static Predictor load(const std::string& model_path, const PredictorOptions& options = {});
+  // MXNet's form: a symbol file, its parameter file, and the shape of the data input (the one
+  // variable without a parameter), as MXNet's C++ and Java predictors take them.
+  Predictor(const std::string& symbol_file, const std::string& params_file, const Shape& data_shape,
+            const PredictorOptions& options = {});
 
   // A Predictor over a graph built in memory (tests, other frontends).
   explicit Predictor(graph::Graph graph, const PredictorOptions& options = {});

@@ -105,6 +105,16 @@ OpSchema& OpSchema::draws_random() {
   return *this;
 }
 
+OpSchema& OpSchema::reads_shapes_only() {
+  shapes_only_ = true;
+  return *this;
+}
+
+OpSchema& OpSchema::data_dependent_shape() {
+  data_dependent_shape_ = true;
+  return *this;
+}
+
 Attrs OpSchema::bind(const AttrMap& given) const {
   std::map<std::string, AttrValue> bound;
   for (const auto& [key, value] : given) {

@@ -147,6 +147,13 @@ class OpSchema {
   // next seed of kiln::random's sequence; the NDArray API takes that seed when the call is made
   // (KernelContext::call_seed), so that asynchronous execution keeps the draws in program order.
   OpSchema& draws_random();
+  // Marks an op that reads only its inputs' shapes and dtypes, never their values (Shape, Size):
+  // a value it computes that decides a shape downstream never depends on its inputs' data.
+  OpSchema& reads_shapes_only();
+  // Marks an op whose output shapes depend on the values of its data inputs (NonZero,
+  // NonMaxSuppression, Compress, Unique): those inputs are shape inputs, but they are not small
+  // values a plan can be keyed by; the runtime runs the node, learns the sizes, and plans the rest.
+  OpSchema& data_dependent_shape();
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return doc_; }
@@ -159,6 +166,8 @@ class OpSchema {
   bool is_elementwise() const { return elementwise_; }
   bool is_same_bytes() const { return same_bytes_; }
   bool is_random() const { return random_; }
+  bool is_shapes_only() const { return shapes_only_; }
+  bool is_data_dependent_shape() const { return data_dependent_shape_; }
 
   // Checks names, fills defaults, coerces types and runs validators.
   Attrs bind(const AttrMap& given) const;
@@ -188,6 +197,8 @@ class OpSchema {
   bool random_ = false;
   bool elementwise_ = false;
   bool same_bytes_ = false;
+  bool shapes_only_ = false;
+  bool data_dependent_shape_ = false;
 };
 
 // The registry is filled by static registrations before main() and only read afterwards.

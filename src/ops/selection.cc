@@ -1,11 +1,13 @@
 // Ops that pick parts of a tensor by its values (ONNX opset 28, NonMaxSuppression opset 11):
-// Compress (slices where a bool condition holds), ReverseSequence (reverses the first
+// NonZero (the indices of the nonzero elements, as numpy.nonzero), Compress (slices where a bool
+// condition holds), ReverseSequence (reverses the first
 // sequence_lens[b] steps of each batch entry), Unique (distinct elements or slices, as
 // numpy.unique) and NonMaxSuppression (greedy box selection by score and overlap).
 //
-// Compress, Unique and NonMaxSuppression have output shapes that depend on input values, so
-// those inputs are shape inputs: inference computes the exact shape when their values are known
-// and reports kUnsupported (values known only at run time) when they are not.
+// NonZero, Compress, Unique and NonMaxSuppression have output shapes that depend on input values,
+// so those inputs are shape inputs: inference computes the exact shape when their values are known
+// and reports kUnsupported (values known only at run time) when they are not. They are marked
+// data_dependent_shape: the runtime runs such a node, learns its sizes and plans the rest for them.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -256,6 +258,45 @@ void unique_kernel(KernelContext& ctx) {
   if (ctx.num_outputs() > 3) write_int64s(ctx.output(3), u.counts);
 }
 
+// ---- NonZero ----
+
+// The flat indices of X's nonzero elements, in row-major order.
+std::vector<int64_t> nonzero_positions(const Tensor& x) {
+  std::vector<int64_t> positions;
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* data = x.data<T>();
+    for (int64_t i = 0; i < x.numel(); ++i)
+      if (static_cast<double>(data[i]) != 0.0) positions.push_back(i);
+  });
+  return positions;
+}
+
+std::vector<TensorInfo> infer_nonzero(InferContext& ctx) {
+  const int64_t rank = ctx.shape(0).ndim();
+  if (!ctx.has_value(0) && ctx.shape(0).is_known() && ctx.shape(0).numel() == 0)
+    return {{DType::kInt64, Shape{rank, 0}}};
+  const auto count = static_cast<int64_t>(nonzero_positions(ctx.value(0).contiguous()).size());
+  return {{DType::kInt64, Shape{rank, count}}};
+}
+
+// out[d, j]: coordinate d of the j-th nonzero element (a scalar counts as a 1-element 1-D tensor
+// for finding it, and has no coordinates).
+void nonzero_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const std::vector<int64_t> positions = nonzero_positions(x);
+  const int rank = x.shape().ndim();
+  const auto count = static_cast<int64_t>(positions.size());
+  int64_t* out = ctx.output(0).data<int64_t>();
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t rest = positions[static_cast<size_t>(j)];
+    for (int d = rank - 1; d >= 0; --d) {
+      out[d * count + j] = rest % x.shape()[d];
+      rest /= x.shape()[d];
+    }
+  }
+}
+
 // ---- NonMaxSuppression ----
 
 struct NmsSettings {
@@ -388,6 +429,14 @@ void nms_kernel(KernelContext& ctx) {
   for (size_t i = 0; i < selected.size(); ++i) std::copy_n(selected[i].data(), 3, out + 3 * i);
 }
 
+KILN_REGISTER_OP(NonZero)
+    .doc("The indices of X's nonzero elements as an int64 (rank, count) tensor, as numpy.nonzero.")
+    .shape_input("X")
+    .output("Y")
+    .data_dependent_shape()
+    .infer(infer_nonzero)
+    .kernel(nonzero_kernel);
+
 KILN_REGISTER_OP(Compress)
     .doc(
         "The slices along `axis` (elements of the flattened input without it) where the 1-D bool "
@@ -396,6 +445,7 @@ KILN_REGISTER_OP(Compress)
     .shape_input("condition")
     .output("output")
     .optional_attr("axis", AttrType::kInt)
+    .data_dependent_shape()
     .infer(infer_compress)
     .kernel(compress_kernel);
 
@@ -423,6 +473,7 @@ KILN_REGISTER_OP(Unique)
     .output("counts", Arity::kOptional)
     .optional_attr("axis", AttrType::kInt)
     .attr("sorted", AttrType::kInt, 1, require_flag)
+    .data_dependent_shape()
     .infer(infer_unique)
     .kernel(unique_kernel);
 
@@ -437,6 +488,7 @@ KILN_REGISTER_OP(NonMaxSuppression)
     .shape_input("score_threshold", Arity::kOptional)
     .output("selected_indices")
     .attr("center_point_box", AttrType::kInt, 0, require_flag)
+    .data_dependent_shape()
     .infer(infer_nms)
     .kernel(nms_kernel);
 

@@ -24,6 +24,7 @@ KILN_REGISTER_OP(Shape)
         "values count from the back; both are clamped to the rank).")
     .input("data")
     .output("shape")
+    .reads_shapes_only()
     .attr("start", AttrType::kInt, 0)
     .optional_attr("end", AttrType::kInt)
     .infer([](InferContext& ctx) {
@@ -41,6 +42,7 @@ KILN_REGISTER_OP(Size)
     .doc("The input's element count as an int64 scalar.")
     .input("data")
     .output("size")
+    .reads_shapes_only()
     .infer([](InferContext&) {
       return std::vector<TensorInfo>{{DType::kInt64, Shape{}}};
     })

@@ -45,6 +45,12 @@ int highest_epoch(const std::string& prefix) {
 
 }  // namespace
 
+std::string model_name(const std::string& path) {
+  const std::string file = fs::path(path).filename().string();
+  if (ends_with(file, "-symbol.json")) return file.substr(0, file.size() - 12);
+  return fs::path(file).stem().string();
+}
+
 ModelFiles resolve_model_files(const std::string& model_path, int epoch) {
   ModelFiles files;
   if (ends_with(model_path, ".onnx")) {

@@ -23,6 +23,9 @@ struct ModelFiles {
 // kiln::Error kNotFound naming the files looked for.
 ModelFiles resolve_model_files(const std::string& model_path, int epoch = -1);
 
+// A model's name from its symbol or model file: "dir/resnet-symbol.json" -> "resnet".
+std::string model_name(const std::string& path);
+
 struct MxnetCheckpoint {
   mxnet::MxnetSymbol symbol;
   mxnet::NamedTensors params;

@@ -106,14 +106,36 @@ using ConstantReleaser = std::function<void(ReleasedConstant)>;
 std::shared_ptr<const Plan> compile(graph::Graph&& graph, const CompileOptions& options,
                                     const ConstantReleaser& release);
 
-// A copy of `graph` with the named inputs' shapes made concrete and shapes inferred again.
-// Each given shape must match the declared one where that is known:
-//   "input 'data': expected (?, 3, 224, 224), got (1, 3, 200, 200)".
-// Inputs not named keep their declared shapes. Values that depend only on shapes (and
-// constants) are then folded, so sizes computed from a free batch dimension become known. An input declared
-// with no type at all takes the given shape and its element type from `untyped_dtypes`, or float32
-// (MXNet's default) when not named there.
+// What bind_inputs makes concrete in a copy of a graph.
+struct InputBinding {
+  // Each given shape must match the declared one where that is known:
+  //   "input 'data': expected (?, 3, 224, 224), got (1, 3, 200, 200)".
+  // Inputs not named keep their declared shapes.
+  std::map<std::string, Shape> shapes;
+  // An input declared with no type at all takes the given shape and its element type from here,
+  // or float32 (MXNet's default) when not named here.
+  std::map<std::string, DType> untyped_dtypes;
+  // Inputs whose values decide shapes (see shape_value_inputs), given for this binding: the graph
+  // reads a copy of each as a constant (the input stays, unread), so the shapes they decide are
+  // folded and known. A plan compiled so is right only for these values.
+  std::map<std::string, Tensor> values;
+  // Leave the shapes that values computed at run time decide unknown (for a StagedProgram)
+  // instead of failing on them; every shape left known is then inferred anew for this binding.
+  bool allow_unknown = false;
+};
+
+// A copy of `graph` bound as `binding` says, shapes inferred again. Values that depend only on
+// shapes (and constants) are folded, so sizes computed from a free batch dimension become known.
+graph::Graph bind_inputs(const graph::Graph& graph, const InputBinding& binding);
+
+// bind_inputs with shapes (and dtypes for untyped inputs) only, every shape required known.
 graph::Graph bind_input_shapes(const graph::Graph& graph, const std::map<std::string, Shape>& shapes,
                                const std::map<std::string, DType>& untyped_dtypes = {});
+
+// The graph inputs whose values decide shapes: read, directly or through other nodes, by an input
+// whose values shape inference reads (Reshape's shape, Resize's sizes, TopK's K, Slice's starts,
+// ...), not through an op that reads only shapes (Shape, Size) and not as the data of an op whose
+// sizes depend on its data (NonZero, NonMaxSuppression: those are learnt while running).
+std::vector<const graph::Value*> shape_value_inputs(const graph::Graph& graph);
 
 }  // namespace kiln::runtime

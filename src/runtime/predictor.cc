@@ -1,7 +1,8 @@
-// Predictor: a graph optimized once, compiled per input-shape signature (PlanCache), validated
+// Predictor: a graph optimized once, compiled per input signature (ProgramCache), validated
 // inputs, and outputs by position or by name. Loading model files is in predictor_load.cc.
 #include "kiln/predictor.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
@@ -10,7 +11,7 @@
 #include "kiln/error.hpp"
 #include "kiln/threading.hpp"
 #include "runtime/plan.h"
-#include "runtime/plan_cache.h"
+#include "runtime/program_cache.h"
 
 namespace kiln {
 
@@ -37,6 +38,35 @@ bool fits(const Shape& declared, const Shape& shape) {
   return true;
 }
 
+// options.input_shapes: each names an input and fits its declaration, which it then replaces.
+void narrow_input_shapes(graph::Graph& g, const std::map<std::string, Shape>& shapes) {
+  const std::string where = g.name.empty() ? std::string("model") : "model '" + g.name + "'";
+  for (const auto& [name, shape] : shapes) {
+    graph::Value* input = nullptr;
+    std::string names;
+    for (graph::Value* v : g.inputs()) {
+      if (v->is_constant()) continue;
+      if (v->name == name) input = v;
+      names += (names.empty() ? "'" : ", '") + v->name + "'";
+    }
+    KILN_CHECK(input != nullptr, ErrorCode::kNotFound, where, ": input_shapes names '", name,
+               "', which is not an input (the inputs are ", names.empty() ? std::string("none") : names, ")");
+    KILN_CHECK(shape.is_known(), ErrorCode::kInvalidArgument, where, ": input_shapes['", name, "'] = ", shape,
+               " is not concrete");
+    if (input->info) {
+      KILN_CHECK(fits(input->info->shape, shape), ErrorCode::kShapeMismatch, where, ": input '", name,
+                 "' is declared ", input->info->shape, ", and input_shapes gives ", shape);
+      input->info->shape = shape;
+    } else {
+      input->info = graph::TensorInfo{DType::kFloat32, shape};  // MXNet's default element type
+    }
+  }
+}
+
+// The largest input whose values a plan is keyed by and compiled for (Reshape's shape, Resize's
+// sizes, TopK's K): a larger one is read while the model runs instead (a StagedProgram).
+constexpr int64_t kMaxKeyedValueElements = 1024;
+
 }  // namespace
 
 struct Predictor::Impl {
@@ -48,9 +78,10 @@ struct Predictor::Impl {
   // True when no graph input is an initializer: the caller's inputs are the feed as they are,
   // without a copy of the vector (an allocation per call, a visible cost for a tiny model).
   bool feeds_given = true;
-  mutable runtime::PlanCache plans;  // thread-safe; filled by const predict() calls
-  runtime::CompileOptions compile_options;
-  graph::OptLevel level = graph::OptLevel::kNone;
+  // Per input: its values decide shapes (runtime::shape_value_inputs), so plans are keyed by them.
+  std::vector<bool> decides_shapes;
+  mutable runtime::ProgramCache plans;  // thread-safe; filled by const predict() calls
+  runtime::ProgramOptions program_options;
   // Weights of `graph` that a plan's kernels hold packed and the graph no longer holds as given
   // (see runtime::ConstantReleaser): each is rebuilt before the graph is read again. Guarded,
   // with the graph's constants, by `graph_mutex`, which also makes compiles one at a time.
@@ -94,6 +125,7 @@ struct Predictor::Impl {
   // kernels pack as soon as it is packed, here too: the process then holds one copy of a weight
   // at a time, the packed one (graph_mutex held).
   std::shared_ptr<const runtime::Plan> compile_releasing(graph::Graph bound) {
+    const runtime::CompileOptions& compile_options = program_options.compile;
     if (keep_weights) return runtime::compile(bound, compile_options);
     std::unordered_map<const Storage*, std::vector<graph::Value*>> holders;
     for (graph::Value* v : graph.initializers())
@@ -121,29 +153,38 @@ struct Predictor::Impl {
       raise(ErrorCode::kInvalidArgument, label(), ": expected ", inputs.size(), " input(s) (", names,
             "), got ", given.size());
     }
-    // The input signature, e.g. "8,784;": shapes, and the element type of inputs declared without
-    // one, which the plan is then compiled for ("3,float64;").
+    // The input signature, e.g. "8,784;": shapes, the element type of inputs declared without
+    // one, which the plan is then compiled for ("3,float64;"), and the bytes of small inputs whose
+    // values decide shapes ("2,int64=<16 bytes>;").
     std::string key;
+    runtime::InputBinding binding;
     for (size_t k = 0; k < given.size(); ++k) {
-      check(k, given[k]);
-      for (int64_t d : given[k].shape().dims()) key += std::to_string(d) + ',';
-      if (!inputs[k].known) key += dtype_name(given[k].dtype());
+      const Tensor& t = given[k];
+      check(k, t);
+      for (int64_t d : t.shape().dims()) key += std::to_string(d) + ',';
+      if (!inputs[k].known || decides_shapes[k]) key += dtype_name(t.dtype());
+      if (decides_shapes[k] && t.numel() <= kMaxKeyedValueElements) {
+        const Tensor bytes = t.contiguous();
+        key += '=';
+        key.append(static_cast<const char*>(bytes.raw_data()), bytes.nbytes());
+        binding.values.emplace(inputs[k].name, bytes);
+      }
       key += ';';
     }
-    const auto compile = [&] {
-      std::map<std::string, Shape> shapes;
-      std::map<std::string, DType> untyped_dtypes;
+    const auto compile = [&]() -> std::shared_ptr<const runtime::Program> {
       for (size_t k = 0; k < given.size(); ++k) {
-        shapes.emplace(inputs[k].name, given[k].shape());
-        if (!inputs[k].known) untyped_dtypes.emplace(inputs[k].name, given[k].dtype());
+        binding.shapes.emplace(inputs[k].name, given[k].shape());
+        if (!inputs[k].known) binding.untyped_dtypes.emplace(inputs[k].name, given[k].dtype());
       }
+      binding.allow_unknown = true;
       std::lock_guard lock(graph_mutex);
       rebuild_weights(/*forget=*/true);
       // The passes again, now that every shape is known: exported models often hide shapes
       // behind free dimensions, which keeps patterns (MatMul + bias) from matching at load.
-      graph::Graph bound = runtime::bind_input_shapes(graph, shapes, untyped_dtypes);
-      graph::PassManager::for_level(level).run(bound);
-      return compile_releasing(std::move(bound));
+      graph::Graph bound = runtime::bind_inputs(graph, binding);
+      graph::PassManager::for_level(program_options.level).run(bound);
+      return runtime::make_program(std::move(bound), program_options, !binding.values.empty(),
+                                   [this](graph::Graph g) { return compile_releasing(std::move(g)); });
     };
     if (feeds_given) return plans.run(key, compile, given);
     std::vector<Tensor> feed;
@@ -184,14 +225,21 @@ Predictor::Predictor(graph::Graph graph, const PredictorOptions& options) {
              "Predictor: kernels must be \"fast\" or \"reference\", got \"", options.kernels, "\"");
   if (options.threads > 0) set_num_threads(options.threads);
   impl_ = std::make_unique<Impl>(std::move(graph), options.max_cached_plans);
-  if (options.kernels == "fast") impl_->compile_options.providers = runtime::registered_kernel_providers();
-  impl_->compile_options.precision = runtime::parse_precision(options.precision);
-  impl_->level = level;
+  KILN_CHECK(options.max_dynamic_elements > 0, ErrorCode::kInvalidArgument,
+             "Predictor: max_dynamic_elements must be positive, got ", options.max_dynamic_elements);
+  runtime::ProgramOptions& program = impl_->program_options;
+  if (options.kernels == "fast") program.compile.providers = runtime::registered_kernel_providers();
+  program.compile.precision = runtime::parse_precision(options.precision);
+  program.level = level;
+  program.max_cached_plans = options.max_cached_plans;
+  program.max_dynamic_elements = options.max_dynamic_elements;
   graph::Graph& g = impl_->graph;
   impl_->name = g.name;
   g.verify();
+  narrow_input_shapes(g, options.input_shapes);
   graph::PassManager::for_level(level).run(g);
   g.infer_shapes(/*allow_unknown=*/true);  // what can be known before inputs arrive, for inputs()/outputs()
+  const std::vector<const graph::Value*> deciding = runtime::shape_value_inputs(g);
   for (const graph::Value* v : g.inputs()) {
     if (v->is_constant()) {
       impl_->feed_from.push_back(-1);
@@ -199,6 +247,7 @@ Predictor::Predictor(graph::Graph graph, const PredictorOptions& options) {
     } else {
       impl_->feed_from.push_back(static_cast<int>(impl_->inputs.size()));
       impl_->inputs.push_back(spec_of(*v));
+      impl_->decides_shapes.push_back(std::find(deciding.begin(), deciding.end(), v) != deciding.end());
     }
   }
   for (const graph::Value* v : g.outputs()) impl_->outputs.push_back(spec_of(*v));

@@ -2,23 +2,26 @@
 // Kiln's ONNX importer and runtime, and reports pass / fail / unsupported per op.
 //
 //   kiln_onnx_conformance DIR [--filter SUBSTR] [--verbose] [--json FILE] [--min-pass-rate PERCENT]
+//                         [--baseline FILE] [--write-baseline FILE]
 //
-// Every folder DIR/<test>/ with a model.onnx is one test: the model is imported, each
-// test_data_set_<k>/input_<j>.pb feeds the j-th graph input, and every output must match
-// output_<j>.pb as ONNX's own backend runner requires: same dtype and shape, floats within
-// rtol=1e-3, atol=1e-7 (for bfloat16 an rtol of two ulps), NaN equal to NaN, integers and bools
-// exact. A kiln::Error(kUnsupported) while importing, reading the test data or compiling makes the
-// test "unsupported" (an op, attribute or dtype Kiln does not have); anything else that is not a
-// match is a failure.
+// Every folder DIR/<test>/ with a model.onnx is one test: the model is imported into a
+// kiln::Predictor with `kiln run`'s options, each test_data_set_<k>/input_<j>.pb is given as the
+// j-th input (as ONNX Runtime's runner gives it: inputs that decide shapes stay inputs), and every
+// output must match output_<j>.pb as ONNX's own backend runner requires: same dtype and shape,
+// floats within rtol=1e-3, atol=1e-7 (for bfloat16 an rtol of two ulps), NaN equal to NaN,
+// integers and bools exact. A kiln::Error(kUnsupported) from a test whose op Kiln does not
+// register makes the test "unsupported"; anything else that is not a match is a failure, so a
+// registered op that rejects a valid attribute or dtype fails.
 //
-// Kiln compiles shapes ahead of time, so graph inputs whose values decide a shape (Reshape's
-// shape fed as an input) are bound as constants before compiling; see bind_shape_deciding_inputs.
-// The summary says how many passing tests needed that.
+// Beside that figure, each test also runs the older way: the graph inputs whose values decide a
+// shape bound as constants first (see bind_shape_deciding_inputs) and compiled with the reference
+// kernels. That figure is reported next to the first, never instead of it.
 //
-// Exit status 1 when an op Kiln registers fails any of its tests (a supported op that computes
-// the wrong thing is a bug, not a gap) or when the pass rate is under --min-pass-rate.
+// Exit status 1 when a test listed in --baseline (the tests that passed when it was written, by
+// --write-baseline) does not pass, or when the pass rate is under --min-pass-rate.
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -26,12 +29,15 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "frontends/onnx/import.h"
+#include "kiln/predictor.hpp"
 #include "frontends/onnx/tensor_proto.h"
 #include "graph/passes/passes.h"
 #include "kiln/error.hpp"
@@ -75,12 +81,16 @@ struct Options {
   bool verbose = false;
   std::string json_path;
   double min_pass_rate = 0;  // percent
+  std::string baseline_path;
+  std::string write_baseline_path;
 };
 
 // A kiln::Error(kUnsupported) is a gap in Kiln; any other problem is a failure.
 struct Outcome {
-  Status status = Status::kPass;
+  Status status = Status::kPass;  // given as inputs, through the Predictor
   std::string reason;
+  Status bound_status = Status::kPass;  // with shape-deciding inputs bound as constants
+  std::string bound_reason;
   bool bound_shape_values = false;  // see bind_shape_deciding_inputs
 };
 
@@ -255,18 +265,39 @@ bool bind_shape_deciding_inputs(Graph& graph, const std::map<std::string, Tensor
   return true;
 }
 
-// Binds one data set's input shapes, compiles, runs and compares; the first problem is returned.
-std::string run_data_set(const Graph& imported, const fs::path& data_set, Status& stage_status,
-                         bool& bound_shape_values) {
-  const std::vector<Tensor> inputs = load_tensors(data_set, "input");
+// Where the outputs first differ from the data set's expected ones, or nothing when they match.
+std::string compare_outputs(const Graph& imported, const fs::path& data_set, const std::vector<Tensor>& outputs) {
   const std::vector<Tensor> expected = load_tensors(data_set, "output");
-  const auto& imported_inputs = imported.inputs();
-  if (inputs.size() != imported_inputs.size()) {
-    return data_set.filename().string() + ": " + std::to_string(inputs.size()) + " input files for " +
-           std::to_string(imported_inputs.size()) + " graph inputs";
+  if (outputs.size() != expected.size()) {
+    return data_set.filename().string() + ": " + std::to_string(outputs.size()) + " outputs, expected " +
+           std::to_string(expected.size());
   }
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const std::string what = data_set.filename().string() + " output " + std::to_string(j) + " '" +
+                             imported.outputs()[j]->name + "'";
+    std::string problem = compare(expected[j], outputs[j], what);
+    if (!problem.empty()) return problem;
+  }
+  return {};
+}
+
+// The inputs of one data set, checked against the graph's inputs.
+std::vector<Tensor> data_set_inputs(const Graph& imported, const fs::path& data_set) {
+  std::vector<Tensor> inputs = load_tensors(data_set, "input");
+  size_t fed = 0;
+  for (const Value* v : imported.inputs()) fed += v->is_constant() ? 0 : 1;
+  KILN_CHECK(inputs.size() == fed, ErrorCode::kInvalidArgument, data_set.filename().string(), ": ",
+             inputs.size(), " input files for ", fed, " graph inputs");
+  return inputs;
+}
+
+// Binds one data set's input shapes and shape-deciding values, compiles with the reference
+// kernels, runs and compares; the first problem is returned.
+std::string run_data_set_bound(const Graph& imported, const fs::path& data_set, Status& stage_status,
+                               bool& bound_shape_values) {
+  const std::vector<Tensor> inputs = data_set_inputs(imported, data_set);
   std::map<std::string, Tensor> by_name;
-  for (size_t j = 0; j < inputs.size(); ++j) by_name[imported_inputs[j]->name] = inputs[j];
+  for (size_t j = 0; j < inputs.size(); ++j) by_name[imported.inputs()[j]->name] = inputs[j];
   // Only binding and compiling may still say kUnsupported (a kernel for a dtype Kiln lacks);
   // running may not.
   stage_status = Status::kUnsupported;
@@ -281,44 +312,57 @@ std::string run_data_set(const Graph& imported, const fs::path& data_set, Status
   const Graph bound = kiln::runtime::bind_input_shapes(graph, shapes);
   kiln::runtime::Executor executor(kiln::runtime::compile(bound));
   stage_status = Status::kFail;
-  const std::vector<Tensor> outputs = executor.run(feed);
-  if (outputs.size() != expected.size()) {
-    return data_set.filename().string() + ": " + std::to_string(outputs.size()) + " outputs, expected " +
-           std::to_string(expected.size());
+  return compare_outputs(imported, data_set, executor.run(feed));
+}
+
+// The outcome of `body` over every data set: the first problem, or a kiln::Error(kUnsupported)
+// while `stage` still says kUnsupported as a gap.
+template <class Body>
+std::pair<Status, std::string> over_data_sets(const std::vector<fs::path>& sets, Body body) {
+  Status stage = Status::kUnsupported;
+  try {
+    for (const fs::path& data_set : sets) {
+      stage = Status::kUnsupported;
+      std::string problem = body(data_set, stage);
+      if (!problem.empty()) return {Status::kFail, problem};
+    }
+  } catch (const kiln::Error& e) {
+    const bool gap = e.code() == ErrorCode::kUnsupported && stage == Status::kUnsupported;
+    return {gap ? Status::kUnsupported : Status::kFail,
+            std::string(kiln::error_code_name(e.code())) + ": " + e.what()};
+  } catch (const std::exception& e) {
+    return {Status::kFail, std::string("std::exception: ") + e.what()};
   }
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    const std::string what = data_set.filename().string() + " output " + std::to_string(j) + " '" +
-                             imported.outputs()[j]->name + "'";
-    std::string problem = compare(expected[j], outputs[j], what);
-    if (!problem.empty()) return problem;
-  }
-  return {};
+  return {Status::kPass, {}};
 }
 
 Outcome run_test(const fs::path& test_dir) {
   Outcome outcome;
-  // Importing and reading the test data may say kUnsupported (an op or a dtype Kiln lacks).
-  Status stage_status = Status::kUnsupported;
+  Graph graph;
+  std::vector<fs::path> sets;
+  // Importing may say kUnsupported (an op or a dtype Kiln lacks).
   try {
-    const Graph graph = kiln::onnx::import_model((test_dir / "model.onnx").string());
-    const std::vector<fs::path> sets = data_sets(test_dir);
-    if (sets.empty()) return {Status::kFail, "no test_data_set_* folder: nothing was compared", false};
-    for (const fs::path& data_set : sets) {
-      stage_status = Status::kUnsupported;
-      outcome.reason = run_data_set(graph, data_set, stage_status, outcome.bound_shape_values);
-      if (!outcome.reason.empty()) {
-        outcome.status = Status::kFail;
-        return outcome;
-      }
-    }
+    graph = kiln::onnx::import_model((test_dir / "model.onnx").string());
+    sets = data_sets(test_dir);
   } catch (const kiln::Error& e) {
-    const bool gap = e.code() == ErrorCode::kUnsupported && stage_status == Status::kUnsupported;
-    outcome.status = gap ? Status::kUnsupported : Status::kFail;
-    outcome.reason = std::string(kiln::error_code_name(e.code())) + ": " + e.what();
-  } catch (const std::exception& e) {
-    outcome.status = Status::kFail;
-    outcome.reason = std::string("std::exception: ") + e.what();
+    const Status status = e.code() == ErrorCode::kUnsupported ? Status::kUnsupported : Status::kFail;
+    const std::string reason = std::string(kiln::error_code_name(e.code())) + ": " + e.what();
+    return {status, reason, status, reason, false};
   }
+  if (sets.empty()) {
+    const std::string reason = "no test_data_set_* folder: nothing was compared";
+    return {Status::kFail, reason, Status::kFail, reason, false};
+  }
+  // As `kiln run` runs it: one Predictor for every data set, every input given as an input.
+  std::optional<kiln::Predictor> predictor;
+  std::tie(outcome.status, outcome.reason) = over_data_sets(sets, [&](const fs::path& data_set, Status&) {
+    if (!predictor) predictor.emplace(graph.clone());
+    return compare_outputs(graph, data_set, predictor->predict(data_set_inputs(graph, data_set)));
+  });
+  std::tie(outcome.bound_status, outcome.bound_reason) =
+      over_data_sets(sets, [&](const fs::path& data_set, Status& stage) {
+        return run_data_set_bound(graph, data_set, stage, outcome.bound_shape_values);
+      });
   return outcome;
 }
 
@@ -345,28 +389,52 @@ void print_table(const std::map<std::string, Tally>& by_op, const std::set<std::
   }
 }
 
-void write_json(const std::string& path, const std::vector<TestResult>& results, const Tally& total) {
+void write_json(const std::string& path, const std::vector<TestResult>& results, const Tally& total,
+                const Tally& bound) {
   nlohmann::json tests = nlohmann::json::array();
   for (const auto& r : results)
     tests.push_back({{"name", r.name},
                      {"op", r.op},
                      {"status", status_name(r.outcome.status)},
                      {"reason", r.outcome.reason},
+                     {"status_bound", status_name(r.outcome.bound_status)},
+                     {"reason_bound", r.outcome.bound_reason},
                      {"shape_inputs_bound", r.outcome.bound_shape_values}});
-  const nlohmann::json doc = {{"tests", tests},
-                              {"totals",
-                               {{"passed", total.pass},
-                                {"failed", total.fail},
-                                {"unsupported", total.unsupported},
-                                {"total", total.total()}}}};
+  const auto totals = [](const Tally& t) {
+    return nlohmann::json{
+        {"passed", t.pass}, {"failed", t.fail}, {"unsupported", t.unsupported}, {"total", t.total()}};
+  };
+  const nlohmann::json doc = {{"tests", tests}, {"totals", totals(total)}, {"totals_bound", totals(bound)}};
   std::ofstream out(path);
   KILN_CHECK(out.good(), ErrorCode::kIo, "cannot write '", path, "'");
   out << doc.dump(1) << "\n";
 }
 
+// The test names of a baseline file: one a line; '#' starts a comment.
+std::set<std::string> read_baseline(const std::string& path) {
+  std::ifstream in(path);
+  KILN_CHECK(in.good(), ErrorCode::kIo, "cannot read baseline '", path, "'");
+  std::set<std::string> names;
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    if (!line.empty()) names.insert(line);
+  }
+  return names;
+}
+
+void write_baseline(const std::string& path, const std::vector<TestResult>& results) {
+  std::ofstream out(path);
+  KILN_CHECK(out.good(), ErrorCode::kIo, "cannot write '", path, "'");
+  out << "# ONNX backend node tests that pass through kiln::Predictor with their inputs as inputs\n"
+         "# (tests/onnx/conformance.cc). A test listed here may not regress; add tests as they pass.\n";
+  for (const auto& r : results)
+    if (r.outcome.status == Status::kPass) out << r.name << "\n";
+}
+
 int usage() {
   std::cerr << "usage: kiln_onnx_conformance DIR [--filter SUBSTR] [--verbose] [--json FILE] "
-               "[--min-pass-rate PERCENT]\n";
+               "[--min-pass-rate PERCENT] [--baseline FILE] [--write-baseline FILE]\n";
   return 2;
 }
 
@@ -385,13 +453,20 @@ int run(const Options& options) {
       grouper.add_single_node_test(dir.filename().string(), model.graph().node(0).op_type());
   }
 
+  const std::vector<std::string> registered = kiln::ops::OpRegistry::global().names();
+  const std::set<std::string> kiln_ops(registered.begin(), registered.end());
   const auto start = std::chrono::steady_clock::now();
   std::vector<TestResult> results;
   for (const fs::path& dir : test_dirs) {
     const std::string name = dir.filename().string();
     if (name.find(options.filter) == std::string::npos) continue;
     results.push_back({name, grouper.op_of(name), run_test(dir)});
-    const TestResult& r = results.back();
+    TestResult& r = results.back();
+    // A gap is an op Kiln does not have; an op it registers that refuses a valid test fails it.
+    if (kiln_ops.count(r.op)) {
+      if (r.outcome.status == Status::kUnsupported) r.outcome.status = Status::kFail;
+      if (r.outcome.bound_status == Status::kUnsupported) r.outcome.bound_status = Status::kFail;
+    }
     const Status status = r.outcome.status;
     if (status == Status::kFail || (options.verbose && status == Status::kUnsupported)) {
       std::printf("%s %s (%s): %s\n", status == Status::kFail ? "FAIL" : "UNSUPPORTED", r.name.c_str(),
@@ -400,35 +475,47 @@ int run(const Options& options) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  const std::vector<std::string> registered = kiln::ops::OpRegistry::global().names();
-  const std::set<std::string> kiln_ops(registered.begin(), registered.end());
   std::map<std::string, Tally> by_op;
-  Tally total;
+  Tally total, bound_total;
   int bound = 0;
   for (const auto& r : results) {
     by_op[r.op].add(r.outcome.status);
     total.add(r.outcome.status);
-    if (r.outcome.status == Status::kPass && r.outcome.bound_shape_values) ++bound;
+    bound_total.add(r.outcome.bound_status);
+    if (r.outcome.bound_status == Status::kPass && r.outcome.bound_shape_values) ++bound;
   }
   std::printf("\n");
   print_table(by_op, kiln_ops);
 
-  std::vector<std::string> failing_kiln_ops;
-  for (const auto& [op, tally] : by_op)
-    if (tally.fail > 0 && kiln_ops.count(op)) failing_kiln_ops.push_back(op);
-  const double pass_rate = total.total() == 0 ? 0.0 : 100.0 * total.pass / total.total();
-  std::printf("\n%d passing tests ran with their shape-deciding inputs bound as constants; %.1f s\n", bound,
-              seconds);
-  std::printf("conformance: %d passed, %d failed, %d unsupported of %d (%.1f%% pass)\n", total.pass,
-              total.fail, total.unsupported, total.total(), pass_rate);
-  if (!options.json_path.empty()) write_json(options.json_path, results, total);
+  const auto rate = [](const Tally& t) { return t.total() == 0 ? 0.0 : 100.0 * t.pass / t.total(); };
+  const double pass_rate = rate(total);
+  std::printf("\n%.1f s\n", seconds);
+  std::printf("with shape-deciding inputs bound as constants (reference kernels): %d passed, %d failed, %d "
+              "unsupported of %d (%.1f%% pass; %d of the passes needed the binding)\n",
+              bound_total.pass, bound_total.fail, bound_total.unsupported, bound_total.total(), rate(bound_total),
+              bound);
+  std::printf("conformance: %d passed, %d failed, %d unsupported of %d (%.1f%% pass), inputs given as inputs\n",
+              total.pass, total.fail, total.unsupported, total.total(), pass_rate);
+  if (!options.json_path.empty()) write_json(options.json_path, results, total, bound_total);
+  if (!options.write_baseline_path.empty()) write_baseline(options.write_baseline_path, results);
 
   int status = 0;
-  if (!failing_kiln_ops.empty()) {
-    std::printf("ops Kiln registers with failing tests:");
-    for (const auto& op : failing_kiln_ops) std::printf(" %s", op.c_str());
-    std::printf("\n");
-    status = 1;
+  if (!options.baseline_path.empty()) {
+    std::map<std::string, const TestResult*> by_name;
+    for (const auto& r : results) by_name[r.name] = &r;
+    int regressed = 0;
+    for (const std::string& name : read_baseline(options.baseline_path)) {
+      const auto it = by_name.find(name);
+      if (it == by_name.end()) continue;  // filtered out, or not in this set of tests
+      if (it->second->outcome.status == Status::kPass) continue;
+      std::printf("REGRESSION %s (%s): passed in the baseline, now %s\n", name.c_str(), it->second->op.c_str(),
+                  status_name(it->second->outcome.status));
+      ++regressed;
+    }
+    if (regressed > 0) {
+      std::printf("%d test(s) of the baseline '%s' no longer pass\n", regressed, options.baseline_path.c_str());
+      status = 1;
+    }
   }
   if (pass_rate < options.min_pass_rate) {
     std::printf("pass rate %.1f%% is under the required %.1f%%\n", pass_rate, options.min_pass_rate);
@@ -449,6 +536,10 @@ int main(int argc, char** argv) {
       options.verbose = true;
     } else if (arg == "--filter" && has_value) {
       options.filter = args[++i];
+    } else if (arg == "--baseline" && has_value) {
+      options.baseline_path = args[++i];
+    } else if (arg == "--write-baseline" && has_value) {
+      options.write_baseline_path = args[++i];
     } else if (arg == "--json" && has_value) {
       options.json_path = args[++i];
     } else if (arg == "--min-pass-rate" && has_value) {

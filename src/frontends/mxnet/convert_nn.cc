@@ -93,12 +93,23 @@ void leaky_relu(ConvertContext& ctx) {
   if (type == "gelu") return ctx.set_output(ctx.add("Gelu", {ctx.input(0)}));
   if (type == "prelu") {
     // MXNet's gamma holds one slope per channel (axis 1); ONNX broadcasts from the right, so the
-    // slope becomes (C, 1, ..., 1).
-    const int rank = ctx.input_rank(0, "prelu's per-channel slope");
-    std::vector<int64_t> shape(static_cast<size_t>(std::max(rank - 1, 1)), 1);
-    shape[0] = -1;
-    Value* slope_c = ctx.add("Reshape", {ctx.input(1), ctx.ints(shape, "slope_shape")}, {}, "slope");
-    return ctx.set_output(ctx.add("PRelu", {ctx.input(0), slope_c}));
+    // slope becomes (C, 1, ..., 1), with as many ones as the data has axes after the channels.
+    Value* x = ctx.input(0);
+    Value* slope_shape = nullptr;
+    if (x->info) {
+      std::vector<int64_t> shape(static_cast<size_t>(std::max(x->info->shape.ndim() - 1, 1)), 1);
+      shape[0] = -1;
+      slope_shape = ctx.ints(shape, "slope_shape");
+    } else {
+      // A symbol saved without shapes: the ones come from the data's rank when it runs (and fold
+      // away once its shape is bound): Shape(x)[2:] * 0 + 1, after -1.
+      Value* trailing = ctx.add("Shape", {x}, {{"start", int64_t{2}}}, "trailing_dims");
+      Value* zeros = ctx.add("Mul", {trailing, ctx.ints({0}, "zero")}, {}, "trailing_zeros");
+      Value* ones = ctx.add("Add", {zeros, ctx.ints({1}, "one")}, {}, "trailing_ones");
+      slope_shape = ctx.add("Concat", {ctx.ints({-1}, "channels"), ones}, {{"axis", int64_t{0}}}, "slope_shape");
+    }
+    Value* slope_c = ctx.add("Reshape", {ctx.input(1), slope_shape}, {}, "slope");
+    return ctx.set_output(ctx.add("PRelu", {x, slope_c}));
   }
   ctx.unsupported("act_type " + type);
 }

@@ -1,5 +1,5 @@
-// The LRU plan cache with per-key single compilation and per-plan Executor pools.
-#include "runtime/plan_cache.h"
+// The LRU program cache with per-key single compilation.
+#include "runtime/program_cache.h"
 
 #include <optional>
 
@@ -7,19 +7,19 @@
 
 namespace kiln::runtime {
 
-PlanCache::PlanCache(size_t capacity) : capacity_(capacity) {
+ProgramCache::ProgramCache(size_t capacity) : capacity_(capacity) {
   KILN_CHECK(capacity_ > 0, ErrorCode::kInvalidArgument, "max_cached_plans: expected at least 1, got 0");
 }
 
-size_t PlanCache::size() const {
+size_t ProgramCache::size() const {
   std::lock_guard lock(mutex_);
   return entries_.size();
 }
 
-std::shared_ptr<PlanCache::Entry> PlanCache::find_or_compile(const std::string& key,
+std::shared_ptr<ProgramCache::Entry> ProgramCache::find_or_compile(const std::string& key,
                                                              const CompileFn& compile) {
   // Made only on a miss: a promise allocates its shared state, a cost a cached run need not pay.
-  std::optional<std::promise<std::shared_ptr<const Plan>>> promise;
+  std::optional<std::promise<std::shared_ptr<const Program>>> promise;
   std::shared_ptr<Entry> entry;
   bool compiles_here = false;
   {
@@ -29,7 +29,7 @@ std::shared_ptr<PlanCache::Entry> PlanCache::find_or_compile(const std::string& 
       entry = it->second;
     } else {
       entry = std::make_shared<Entry>();
-      entry->plan = promise.emplace().get_future().share();
+      entry->program = promise.emplace().get_future().share();
       recency_.push_front(key);
       entry->recency = recency_.begin();
       entries_.emplace(key, entry);
@@ -41,7 +41,7 @@ std::shared_ptr<PlanCache::Entry> PlanCache::find_or_compile(const std::string& 
     }
   }
   if (!compiles_here) {
-    entry->plan.wait();  // another caller is compiling (or has compiled) this key
+    entry->program.wait();  // another caller is compiling (or has compiled) this key
     return entry;
   }
   try {
@@ -58,30 +58,10 @@ std::shared_ptr<PlanCache::Entry> PlanCache::find_or_compile(const std::string& 
   return entry;
 }
 
-std::vector<Tensor> PlanCache::run(const std::string& key, const CompileFn& compile,
-                                   const std::vector<Tensor>& inputs) {
+std::vector<Tensor> ProgramCache::run(const std::string& key, const CompileFn& compile,
+                                      const std::vector<Tensor>& inputs) {
   const std::shared_ptr<Entry> entry = find_or_compile(key, compile);
-  const std::shared_ptr<const Plan>& plan = entry->plan.get();  // rethrows a failed compile
-  std::unique_ptr<Executor> executor;
-  {
-    std::lock_guard lock(entry->pool_mutex);
-    if (!entry->idle.empty()) {
-      executor = std::move(entry->idle.back());
-      entry->idle.pop_back();
-    }
-  }
-  if (!executor) executor = std::make_unique<Executor>(plan);  // its arena is allocated outside the lock
-
-  // The Executor goes back to the pool however the run ends: a failed run leaves it usable.
-  struct GiveBack {
-    Entry& entry;
-    std::unique_ptr<Executor>& executor;
-    ~GiveBack() {
-      std::lock_guard lock(entry.pool_mutex);
-      entry.idle.push_back(std::move(executor));
-    }
-  } give_back{*entry, executor};
-  return executor->run(inputs);
+  return entry->program.get()->run(inputs);  // get() rethrows a failed compile
 }
 
 }  // namespace kiln::runtime
