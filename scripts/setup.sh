@@ -9,7 +9,7 @@ apt_packages=(
   build-essential cmake ninja-build ccache pkg-config git
   clang-format clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
-  libonnx-dev libprotobuf-dev
+  libonnx-dev libprotobuf-dev libonnx-testdata
   python3 python3-venv python3-pip python3-dev
 )
 

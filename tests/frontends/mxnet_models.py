@@ -8,7 +8,8 @@
   mxnet_models.py [--venv DIR] all OUT --predict EXE [--models a,b]
         generate, then for every net `EXE symbol.json params input.npy kiln-output.npy` and compare:
         max |kiln - mxnet| / max |mxnet| must stay below 1e-4 (op_mix is a hand-built symbol
-        covering the converters the zoo nets do not reach)
+        covering the converters the zoo nets do not reach; resnet_prelu_legacy a small ResNet with
+        PReLU written in the pre-NNVM JSON form, which Kiln loads as saved: no input shapes given)
 
 MXNet 1.x needs numpy < 1.24, so it lives in its own venv (.venv-mxnet, made by
 scripts/setup-mxnet.sh); the script re-runs itself with that venv's Python.
@@ -31,7 +32,10 @@ MODELS = [
     ("vgg11", 224),
     ("inceptionv3", 299),
     ("op_mix", 9),  # not a zoo net: a symbol that uses the ops the nets above do not
+    ("resnet_prelu_legacy", 32),  # not a zoo net: face-recognition style blocks, legacy JSON
 ]
+# Nets Kiln loads as they were saved, without being told the input shape.
+AS_SAVED = {"resnet_prelu_legacy"}
 TOLERANCE = 1e-4
 
 
@@ -127,6 +131,77 @@ def generate_op_mix(out, rng):
     return x, y
 
 
+def resnet_prelu():
+    """A small ResNet as MXNet's face-recognition models of the model-zoo era build it: BatchNorm
+    with fix_gamma, LeakyReLU(act_type='prelu') after each convolution, residual additions, global
+    pooling, a FullyConnected embedding and SoftmaxOutput."""
+    import mxnet as mx
+    s = mx.sym
+
+    def unit(x, channels, stride, name):
+        y = s.Convolution(x, num_filter=channels, kernel=(3, 3), stride=stride, pad=(1, 1), no_bias=True,
+                          name=f"{name}_conv1")
+        y = s.BatchNorm(y, fix_gamma=False, eps=2e-5, name=f"{name}_bn1")
+        y = s.LeakyReLU(y, act_type="prelu", name=f"{name}_relu1")
+        y = s.Convolution(y, num_filter=channels, kernel=(3, 3), pad=(1, 1), no_bias=True, name=f"{name}_conv2")
+        y = s.BatchNorm(y, fix_gamma=True, eps=2e-5, name=f"{name}_bn2")
+        shortcut = x
+        if stride != (1, 1):
+            shortcut = s.Convolution(x, num_filter=channels, kernel=(1, 1), stride=stride, no_bias=True,
+                                     name=f"{name}_sc")
+        return s.LeakyReLU(y + shortcut, act_type="prelu", name=f"{name}_relu2")
+
+    x = s.Variable("data")
+    y = s.Convolution(x, num_filter=8, kernel=(3, 3), pad=(1, 1), no_bias=True, name="conv0")
+    y = s.LeakyReLU(s.BatchNorm(y, fix_gamma=False, name="bn0"), act_type="prelu", name="relu0")
+    y = unit(y, 8, (1, 1), "stage1")
+    y = unit(y, 16, (2, 2), "stage2")
+    y = s.Pooling(y, kernel=(2, 2), pool_type="avg", global_pool=True, name="pool")
+    y = s.FullyConnected(s.Flatten(y), num_hidden=10, name="fc1")
+    return s.SoftmaxOutput(y, name="softmax")
+
+
+def legacy_json(symbol_json):
+    """The pre-NNVM form of a symbol file (MXNet before 0.9): attributes under "param", inputs as
+    [node, index] pairs, a backward_source_id per node, no graph attributes."""
+    import json
+    doc = json.loads(symbol_json)
+    for node in doc["nodes"]:
+        node["param"] = node.pop("attrs", {})
+        node["inputs"] = [entry[:2] for entry in node["inputs"]]
+        node["backward_source_id"] = -1
+    doc.pop("attrs", None)
+    doc.pop("node_row_ptr", None)
+    return json.dumps(doc, indent=2)
+
+
+def generate_resnet_prelu(out, rng, side):
+    import mxnet as mx
+    net = resnet_prelu()
+    x = rng.uniform(-1.0, 1.0, (1, 3, side, side)).astype("float32")
+    arg_shapes, _, aux_shapes = net.infer_shape(data=x.shape)
+    args = {}
+    for n, sh in zip(net.list_arguments(), arg_shapes):
+        if n.endswith("_gamma") and "relu" in n:
+            args[n] = mx.nd.array(rng.uniform(0.05, 0.4, sh).astype("float32"))  # PReLU slopes
+        else:
+            args[n] = mx.nd.array(rng.normal(0.0, 0.3, sh).astype("float32"))
+    args["data"] = mx.nd.array(x)
+    aux = {n: mx.nd.array(rng.uniform(0.5, 1.5, sh).astype("float32")) for n, sh in zip(net.list_auxiliary_states(),
+                                                                                     aux_shapes)}
+    params = {f"arg:{n}": a for n, a in args.items() if n not in ("data", "softmax_label")}
+    params.update({f"aux:{n}": a for n, a in aux.items()})
+    symbol_path = os.path.join(out, "resnet_prelu_legacy-symbol.json")
+    with open(symbol_path, "w") as f:
+        f.write(legacy_json(net.tojson()))
+    mx.nd.save(os.path.join(out, "resnet_prelu_legacy-0000.params"), params)
+    # MXNet itself reads the legacy file back (upgrading it), and that is what Kiln must match.
+    loaded = mx.sym.load(symbol_path)
+    args.pop("softmax_label", None)
+    executor = loaded.bind(mx.cpu(), {**args, "softmax_label": mx.nd.zeros((1,))}, aux_states=aux)
+    return x, executor.forward(is_train=False)[0].asnumpy()
+
+
 def generate(out, models):
     import mxnet as mx
     import numpy as np
@@ -134,8 +209,8 @@ def generate(out, models):
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(7)
     for name, side in models:
-        if name == "op_mix":
-            x, y = generate_op_mix(out, rng)
+        if name in ("op_mix", "resnet_prelu_legacy"):
+            x, y = generate_op_mix(out, rng) if name == "op_mix" else generate_resnet_prelu(out, rng, side)
             np.save(os.path.join(out, f"{name}-input.npy"), x)
             np.save(os.path.join(out, f"{name}-output.npy"), y)
             print(f"mxnet_models: {name}: input {x.shape}, output {y.shape}", flush=True)
@@ -161,7 +236,7 @@ def compare(out, models, predict):
         got_path = f"{prefix}-kiln-output.npy"
         start = time.time()
         run = subprocess.run([predict, f"{prefix}-symbol.json", f"{prefix}-0000.params", f"{prefix}-input.npy",
-                              got_path])
+                              got_path] + (["--as-saved"] if name in AS_SAVED else []))
         seconds = time.time() - start
         if run.returncode != 0:
             print(f"FAIL {name}: {predict} exited with {run.returncode}")
