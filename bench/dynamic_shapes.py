@@ -73,7 +73,7 @@ def main():
     np.testing.assert_allclose(static.predict([x])[0].asnumpy(), given.predict(feeds)[0].asnumpy())
     cases = {
         "resize_reshape static (kiln)": lambda: static.predict([x]),
-        "resize_reshape inputs (kiln)": lambda: given.predict(feeds),
+        "resize_reshape inputs (kiln)": lambda: given.predict([x, SIZES, SHAPE]),
         "resize_reshape inputs (ort)": lambda: ort_given.run(None, feeds),
         "detector with NMS (kiln)": lambda: detector.predict([image]),
         "detector with NMS (ort)": lambda: ort_detector.run(None, {"image": image}),

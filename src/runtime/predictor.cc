@@ -157,7 +157,6 @@ struct Predictor::Impl {
     // one, which the plan is then compiled for ("3,float64;"), and the bytes of small inputs whose
     // values decide shapes ("2,int64=<16 bytes>;").
     std::string key;
-    runtime::InputBinding binding;
     for (size_t k = 0; k < given.size(); ++k) {
       const Tensor& t = given[k];
       check(k, t);
@@ -167,14 +166,16 @@ struct Predictor::Impl {
         const Tensor bytes = t.contiguous();
         key += '=';
         key.append(static_cast<const char*>(bytes.raw_data()), bytes.nbytes());
-        binding.values.emplace(inputs[k].name, bytes);
       }
       key += ';';
     }
     const auto compile = [&]() -> std::shared_ptr<const runtime::Program> {
+      runtime::InputBinding binding;
       for (size_t k = 0; k < given.size(); ++k) {
         binding.shapes.emplace(inputs[k].name, given[k].shape());
         if (!inputs[k].known) binding.untyped_dtypes.emplace(inputs[k].name, given[k].dtype());
+        if (decides_shapes[k] && given[k].numel() <= kMaxKeyedValueElements)
+          binding.values.emplace(inputs[k].name, given[k]);
       }
       binding.allow_unknown = true;
       std::lock_guard lock(graph_mutex);
