@@ -77,7 +77,8 @@ std::optional<double> machine_peak_gflops(double given, DType dtype) {
 void bench(const BenchArgs& args) {
   const std::map<std::string, Shape> given_shapes = parse_shapes(args.shapes);
   const Predictor predictor = load_model(args.model, given_shapes);
-  const std::vector<Tensor> inputs = make_inputs(predictor, given_shapes, parse_files(args.inputs), args.batch);
+  const std::vector<Tensor> inputs =
+      make_inputs(predictor, given_shapes, parse_files(args.inputs), args.batch);
   std::map<std::string, Shape> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) shapes.emplace(predictor.inputs()[i].name, inputs[i].shape());
   // Read before the first call: the weights its plan packs are then held once, packed (see

@@ -22,7 +22,8 @@ struct ProfileArgs {
 void profile(const ProfileArgs& args) {
   const std::map<std::string, Shape> given_shapes = parse_shapes(args.shapes);
   const Predictor predictor = load_model(args.model, given_shapes);
-  const std::vector<Tensor> inputs = make_inputs(predictor, given_shapes, parse_files(args.inputs), args.batch);
+  const std::vector<Tensor> inputs =
+      make_inputs(predictor, given_shapes, parse_files(args.inputs), args.batch);
   predictor.predict(inputs);  // compile outside the trace
 
   profiler::set_config({.filename = args.out, .aggregate_stats = true});

@@ -44,7 +44,8 @@ graph::Graph bind_inputs(const graph::Graph& source, const InputBinding& binding
     // ONNX input without a shape) takes the caller's element type, or float32, MXNet's default.
     if (!input->info) {
       const auto dtype = binding.untyped_dtypes.find(name);
-      input->info = ops::TensorInfo{dtype == binding.untyped_dtypes.end() ? DType::kFloat32 : dtype->second, shape};
+      input->info =
+          ops::TensorInfo{dtype == binding.untyped_dtypes.end() ? DType::kFloat32 : dtype->second, shape};
     }
     KILN_CHECK(fits(input->info->shape, shape), ErrorCode::kShapeMismatch, where, ": input '", name,
                "': expected ", input->info->shape, ", got ", shape);

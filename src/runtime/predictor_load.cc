@@ -30,7 +30,8 @@ std::string data_variable(const mxnet::MxnetSymbol& symbol, const mxnet::NamedTe
     if (c == "data") return c;
     names += (names.empty() ? "'" : ", '") + c + "'";
   }
-  raise(ErrorCode::kInvalidArgument, where, ": expected one data variable (a variable without a parameter), found ",
+  raise(ErrorCode::kInvalidArgument, where,
+        ": expected one data variable (a variable without a parameter), found ",
         candidates.empty() ? std::string("none") : names, "; name the input's shape in options.input_shapes");
 }
 
@@ -42,8 +43,8 @@ Predictor Predictor::load(const std::string& model_path, const PredictorOptions&
     return Predictor(onnx::import_model(files.symbol_path), options);
   }
   const runtime::MxnetCheckpoint checkpoint = runtime::read_mxnet_checkpoint(files);
-  return Predictor(mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name, options.input_shapes),
-                   options);
+  return Predictor(
+      mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name, options.input_shapes), options);
 }
 
 namespace {
@@ -60,7 +61,8 @@ Predictor load_with_data_shape(const std::string& symbol_file, const std::string
   with_shape.input_shapes[data_variable(checkpoint.symbol, checkpoint.params, "model '" + files.name + "'")] =
       data_shape;
   return Predictor(
-      mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name, with_shape.input_shapes), with_shape);
+      mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name, with_shape.input_shapes),
+      with_shape);
 }
 
 }  // namespace

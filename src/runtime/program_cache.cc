@@ -17,7 +17,7 @@ size_t ProgramCache::size() const {
 }
 
 std::shared_ptr<ProgramCache::Entry> ProgramCache::find_or_compile(const std::string& key,
-                                                             const CompileFn& compile) {
+                                                                   const CompileFn& compile) {
   // Made only on a miss: a promise allocates its shared state, a cost a cached run need not pay.
   std::optional<std::promise<std::shared_ptr<const Program>>> promise;
   std::shared_ptr<Entry> entry;

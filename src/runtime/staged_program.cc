@@ -14,7 +14,9 @@ using graph::Graph;
 using graph::Node;
 using graph::Value;
 
-bool concrete(const Value* v) { return v->info.has_value() && v->info->shape.is_known(); }
+bool concrete(const Value* v) {
+  return v->info.has_value() && v->info->shape.is_known();
+}
 
 // The element count of `shape`, or -1 when it does not fit in int64.
 int64_t checked_numel(const Shape& shape) {
@@ -36,8 +38,8 @@ void copy_node(Graph& g, const Node& node, std::vector<Value*> inputs) {
 void check_dynamic_size(const std::string& where, const std::string& what, const Shape& shape,
                         int64_t max_elements) {
   const int64_t n = checked_numel(shape);
-  KILN_CHECK(n >= 0 && n <= max_elements, ErrorCode::kOutOfRange, where, ": ", what, " would have shape ", shape,
-             " (", n < 0 ? std::string("more than 2^63") : std::to_string(n),
+  KILN_CHECK(n >= 0 && n <= max_elements, ErrorCode::kOutOfRange, where, ": ", what, " would have shape ",
+             shape, " (", n < 0 ? std::string("more than 2^63") : std::to_string(n),
              " elements), over max_dynamic_elements = ", max_elements);
 }
 
@@ -127,7 +129,8 @@ StagedProgram::StagedProgram(Graph bound, const ProgramOptions& options)
     } catch (const Error& e) {
       throw Error(e.code(), label_ + ": " + d.label + ": " + e.what());
     }
-    for (const Value* in : n->inputs) d.inputs.push_back(in ? std::optional<Source>(source.at(in)) : std::nullopt);
+    for (const Value* in : n->inputs)
+      d.inputs.push_back(in ? std::optional<Source>(source.at(in)) : std::nullopt);
     d.num_outputs = static_cast<int>(n->outputs.size());
     decided_.push_back(std::move(d));
   }
@@ -255,8 +258,8 @@ std::vector<Tensor> StagedProgram::run(const std::vector<Tensor>& inputs) const 
   std::vector<Tensor> outputs;
   outputs.reserve(outputs_.size());
   for (const Source& s : outputs_) {
-    const bool owned = s.from == Source::From::kHead || s.from == Source::From::kDecided ||
-                       s.from == Source::From::kTail;
+    const bool owned =
+        s.from == Source::From::kHead || s.from == Source::From::kDecided || s.from == Source::From::kTail;
     outputs.push_back(owned ? find(s, values) : find(s, values).clone());
   }
   return outputs;

@@ -20,8 +20,8 @@
 // Exit status 1 when a test listed in --baseline (the tests that passed when it was written, by
 // --write-baseline) does not pass, or when the pass rate is under --min-pass-rate.
 #include <algorithm>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -37,10 +37,10 @@
 #include <vector>
 
 #include "frontends/onnx/import.h"
-#include "kiln/predictor.hpp"
 #include "frontends/onnx/tensor_proto.h"
 #include "graph/passes/passes.h"
 #include "kiln/error.hpp"
+#include "kiln/predictor.hpp"
 #include "onnx/onnx_pb.h"
 #include "ops/op_schema.h"
 #include "runtime/executor.h"
@@ -266,7 +266,8 @@ bool bind_shape_deciding_inputs(Graph& graph, const std::map<std::string, Tensor
 }
 
 // Where the outputs first differ from the data set's expected ones, or nothing when they match.
-std::string compare_outputs(const Graph& imported, const fs::path& data_set, const std::vector<Tensor>& outputs) {
+std::string compare_outputs(const Graph& imported, const fs::path& data_set,
+                            const std::vector<Tensor>& outputs) {
   const std::vector<Tensor> expected = load_tensors(data_set, "output");
   if (outputs.size() != expected.size()) {
     return data_set.filename().string() + ": " + std::to_string(outputs.size()) + " outputs, expected " +
@@ -490,12 +491,14 @@ int run(const Options& options) {
   const auto rate = [](const Tally& t) { return t.total() == 0 ? 0.0 : 100.0 * t.pass / t.total(); };
   const double pass_rate = rate(total);
   std::printf("\n%.1f s\n", seconds);
-  std::printf("with shape-deciding inputs bound as constants (reference kernels): %d passed, %d failed, %d "
-              "unsupported of %d (%.1f%% pass; %d of the passes needed the binding)\n",
-              bound_total.pass, bound_total.fail, bound_total.unsupported, bound_total.total(), rate(bound_total),
-              bound);
-  std::printf("conformance: %d passed, %d failed, %d unsupported of %d (%.1f%% pass), inputs given as inputs\n",
-              total.pass, total.fail, total.unsupported, total.total(), pass_rate);
+  std::printf(
+      "with shape-deciding inputs bound as constants (reference kernels): %d passed, %d failed, %d "
+      "unsupported of %d (%.1f%% pass; %d of the passes needed the binding)\n",
+      bound_total.pass, bound_total.fail, bound_total.unsupported, bound_total.total(), rate(bound_total),
+      bound);
+  std::printf(
+      "conformance: %d passed, %d failed, %d unsupported of %d (%.1f%% pass), inputs given as inputs\n",
+      total.pass, total.fail, total.unsupported, total.total(), pass_rate);
   if (!options.json_path.empty()) write_json(options.json_path, results, total, bound_total);
   if (!options.write_baseline_path.empty()) write_baseline(options.write_baseline_path, results);
 
@@ -508,12 +511,13 @@ int run(const Options& options) {
       const auto it = by_name.find(name);
       if (it == by_name.end()) continue;  // filtered out, or not in this set of tests
       if (it->second->outcome.status == Status::kPass) continue;
-      std::printf("REGRESSION %s (%s): passed in the baseline, now %s\n", name.c_str(), it->second->op.c_str(),
-                  status_name(it->second->outcome.status));
+      std::printf("REGRESSION %s (%s): passed in the baseline, now %s\n", name.c_str(),
+                  it->second->op.c_str(), status_name(it->second->outcome.status));
       ++regressed;
     }
     if (regressed > 0) {
-      std::printf("%d test(s) of the baseline '%s' no longer pass\n", regressed, options.baseline_path.c_str());
+      std::printf("%d test(s) of the baseline '%s' no longer pass\n", regressed,
+                  options.baseline_path.c_str());
       status = 1;
     }
   }

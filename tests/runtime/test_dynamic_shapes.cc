@@ -88,10 +88,16 @@ TEST(DynamicShapes, ConstantOfShapeOverTheLimitIsRefused) {
   Value* shape = g.add_input("shape", TensorInfo{DType::kInt64, Shape{2}});
   g.set_outputs({g.add_node("ConstantOfShape", {shape}, {}, "fill")->outputs[0]});
   Predictor p(std::move(g), {.max_dynamic_elements = 1000});
-  expect_error([&] { p.predict({int64s({1000000, 1000000})}); }, ErrorCode::kOutOfRange,
-               {"ConstantOfShape 'fill'", "max_dynamic_elements = 1000"});
-  expect_error([&] { p.predict({int64s({int64_t{1} << 40, int64_t{1} << 40})}); }, ErrorCode::kOutOfRange,
-               {"ConstantOfShape 'fill'"});
+  expect_error(
+      [&] {
+        p.predict({int64s({1000000, 1000000})});
+      },
+      ErrorCode::kOutOfRange, {"ConstantOfShape 'fill'", "max_dynamic_elements = 1000"});
+  expect_error(
+      [&] {
+        p.predict({int64s({int64_t{1} << 40, int64_t{1} << 40})});
+      },
+      ErrorCode::kOutOfRange, {"ConstantOfShape 'fill'"});
   const std::vector<Tensor> out = p.predict({int64s({10, 20})});
   EXPECT_EQ(out[0].shape(), (Shape{10, 20}));
 }
@@ -122,8 +128,11 @@ TEST(DynamicShapes, NoRowSelectedGivesEmptyOutputs) {
 TEST(DynamicShapes, DataDependentSizeOverTheLimitNamesTheNodeAndLeavesThePredictorUsable) {
   const Graph g = rows_above_zero();
   Predictor p(g.clone(), {.max_dynamic_elements = 10});
-  expect_error([&] { p.predict({Tensor::full(Shape{20, 4}, 1.0, DType::kFloat32)}); }, ErrorCode::kOutOfRange,
-               {"NonZero 'nz'", "max_dynamic_elements = 10"});
+  expect_error(
+      [&] {
+        p.predict({Tensor::full(Shape{20, 4}, 1.0, DType::kFloat32)});
+      },
+      ErrorCode::kOutOfRange, {"NonZero 'nz'", "max_dynamic_elements = 10"});
   const Tensor x = Tensor::full(Shape{20, 4}, -1.0, DType::kFloat32);
   EXPECT_EQ(p.predict({x})[0].shape(), (Shape{0, 3}));
 }

@@ -175,11 +175,21 @@ TEST(Predictor, TakesMxnetFilesWithTheDataShapeAsMxnetsPredictorsDo) {
   EXPECT_EQ(seed_form.inputs()[0].shape, (Shape{3, 12}));
   expect_same(seed_form.predict({x}), Predictor::load(dir / "net").predict({x}));
   // The shape is the model's from now on, and one that does not fit its declaration is refused.
-  expect_error([&] { seed_form.predict({random_tensor({4, 12}, rng)}); }, ErrorCode::kShapeMismatch, {"data"});
-  expect_error([&] { Predictor(dir / "net-symbol.json", dir / "net-0000.params", Shape{3, 11}); },
-               ErrorCode::kInvalidArgument, {"fc1", "(3, 11)", "(16, 12)"});
-  expect_error([&] { Predictor::load(dir / "net", {.input_shapes = {{"label", Shape{3}}}}); }, ErrorCode::kNotFound,
-               {"label", "data"});
+  expect_error(
+      [&] {
+        seed_form.predict({random_tensor({4, 12}, rng)});
+      },
+      ErrorCode::kShapeMismatch, {"data"});
+  expect_error(
+      [&] {
+        Predictor(dir / "net-symbol.json", dir / "net-0000.params", Shape{3, 11});
+      },
+      ErrorCode::kInvalidArgument, {"fc1", "(3, 11)", "(16, 12)"});
+  expect_error(
+      [&] {
+        Predictor::load(dir / "net", {.input_shapes = {{"label", Shape{3}}}});
+      },
+      ErrorCode::kNotFound, {"label", "data"});
 }
 
 TEST(Predictor, LoadsMxnetFilesBySymbolPathAndByPrefix) {

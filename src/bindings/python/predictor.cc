@@ -71,7 +71,8 @@ void bind_predictor(py::module_& m) {
            }),
            py::arg("model_path"), py::arg("opt_level") = "basic", py::arg("kernels") = "fast",
            py::arg("precision") = "fp32", py::arg("threads") = 0, py::arg("epoch") = -1,
-           py::arg("max_cached_plans") = 16, py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
+           py::arg("max_cached_plans") = 16,
+           py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
            py::arg("max_dynamic_elements") = int64_t{1} << 28)
       .def_property_readonly("name", &Predictor::name)
       .def_property_readonly("input_names", &Predictor::input_names)

@@ -106,7 +106,8 @@ void leaky_relu(ConvertContext& ctx) {
       Value* trailing = ctx.add("Shape", {x}, {{"start", int64_t{2}}}, "trailing_dims");
       Value* zeros = ctx.add("Mul", {trailing, ctx.ints({0}, "zero")}, {}, "trailing_zeros");
       Value* ones = ctx.add("Add", {zeros, ctx.ints({1}, "one")}, {}, "trailing_ones");
-      slope_shape = ctx.add("Concat", {ctx.ints({-1}, "channels"), ones}, {{"axis", int64_t{0}}}, "slope_shape");
+      slope_shape =
+          ctx.add("Concat", {ctx.ints({-1}, "channels"), ones}, {{"axis", int64_t{0}}}, "slope_shape");
     }
     Value* slope_c = ctx.add("Reshape", {ctx.input(1), slope_shape}, {}, "slope");
     return ctx.set_output(ctx.add("PRelu", {x, slope_c}));
