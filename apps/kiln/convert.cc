@@ -17,6 +17,7 @@
 #include "graph/pass_manager.h"
 #include "kiln/error.hpp"
 #include "runtime/model_files.h"
+#include "runtime/plan.h"
 
 namespace kiln::cli {
 
@@ -42,27 +43,10 @@ struct LoadedModel {
   int epoch = 0;
 };
 
-// Gives the inputs named in `shapes` those shapes, which must fit the declared ones (same rank,
-// the same size wherever the declared one is known).
+// Gives the inputs named in `shapes` those shapes, which must fit the declared ones, and infers
+// what they make known.
 void fix_input_shapes(graph::Graph& g, const std::map<std::string, Shape>& shapes, const std::string& where) {
-  for (const auto& [name, shape] : shapes) {
-    graph::Value* v = g.find_value(name);
-    const bool is_input =
-        v != nullptr && std::find(g.inputs().begin(), g.inputs().end(), v) != g.inputs().end();
-    KILN_CHECK(is_input && !v->is_constant(), ErrorCode::kNotFound, where, ": --shape names '", name,
-               "', which is not an input of the model");
-    if (v->info) {
-      const Shape& declared = v->info->shape;
-      bool fits = declared.ndim() == shape.ndim();
-      for (int axis = 0; fits && axis < shape.ndim(); ++axis)
-        fits = declared[axis] < 0 || declared[axis] == shape[axis];
-      KILN_CHECK(fits, ErrorCode::kShapeMismatch, where, ": input '", name, "': expected ", declared,
-                 ", got ", shape);
-      v->info->shape = shape;
-    } else {
-      v->info = graph::TensorInfo{DType::kFloat32, shape};  // MXNet's default element type
-    }
-  }
+  runtime::narrow_input_shapes(g, shapes, where, "--shape");
   g.infer_shapes(/*allow_unknown=*/true);
 }
 

@@ -71,6 +71,24 @@ graph::Graph bind_inputs(const graph::Graph& source, const InputBinding& binding
   return g;
 }
 
+void narrow_input_shapes(graph::Graph& g, const std::map<std::string, Shape>& shapes,
+                         const std::string& where, const std::string& option) {
+  for (const auto& [name, shape] : shapes) {
+    graph::Value* input = find_input(g, name, where);
+    KILN_CHECK(!input->is_constant(), ErrorCode::kNotFound, where, ": ", option, " names '", name,
+               "', which is an initializer, not an input");
+    KILN_CHECK(shape.is_known(), ErrorCode::kInvalidArgument, where, ": ", option, " gives input '", name,
+               "' the shape ", shape, ", which is not concrete");
+    if (!input->info) {
+      input->info = ops::TensorInfo{DType::kFloat32, shape};  // MXNet's default element type
+      continue;
+    }
+    KILN_CHECK(fits(input->info->shape, shape), ErrorCode::kShapeMismatch, where, ": input '", name,
+               "': expected ", input->info->shape, ", got ", shape, " (from ", option, ")");
+    input->info->shape = shape;
+  }
+}
+
 graph::Graph bind_input_shapes(const graph::Graph& source, const std::map<std::string, Shape>& shapes,
                                const std::map<std::string, DType>& untyped_dtypes) {
   InputBinding binding;

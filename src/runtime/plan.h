@@ -128,6 +128,13 @@ struct InputBinding {
 // shapes (and constants) are folded, so sizes computed from a free batch dimension become known.
 graph::Graph bind_inputs(const graph::Graph& graph, const InputBinding& binding);
 
+// Narrows the declared shapes of the named inputs (not initializers) to `shapes`, in place: each
+// must be concrete and fit the declaration (same rank, the same size wherever that is known); an
+// input declared without a type takes float32, MXNet's default. Errors start with `where` and name
+// `option`, what gave the shapes ("--shape", "input_shapes").
+void narrow_input_shapes(graph::Graph& graph, const std::map<std::string, Shape>& shapes,
+                         const std::string& where, const std::string& option);
+
 // bind_inputs with shapes (and dtypes for untyped inputs) only, every shape required known.
 graph::Graph bind_input_shapes(const graph::Graph& graph, const std::map<std::string, Shape>& shapes,
                                const std::map<std::string, DType>& untyped_dtypes = {});

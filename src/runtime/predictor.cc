@@ -38,31 +38,6 @@ bool fits(const Shape& declared, const Shape& shape) {
   return true;
 }
 
-// options.input_shapes: each names an input and fits its declaration, which it then replaces.
-void narrow_input_shapes(graph::Graph& g, const std::map<std::string, Shape>& shapes) {
-  const std::string where = g.name.empty() ? std::string("model") : "model '" + g.name + "'";
-  for (const auto& [name, shape] : shapes) {
-    graph::Value* input = nullptr;
-    std::string names;
-    for (graph::Value* v : g.inputs()) {
-      if (v->is_constant()) continue;
-      if (v->name == name) input = v;
-      names += (names.empty() ? "'" : ", '") + v->name + "'";
-    }
-    KILN_CHECK(input != nullptr, ErrorCode::kNotFound, where, ": input_shapes names '", name,
-               "', which is not an input (the inputs are ", names.empty() ? std::string("none") : names, ")");
-    KILN_CHECK(shape.is_known(), ErrorCode::kInvalidArgument, where, ": input_shapes['", name, "'] = ", shape,
-               " is not concrete");
-    if (input->info) {
-      KILN_CHECK(fits(input->info->shape, shape), ErrorCode::kShapeMismatch, where, ": input '", name,
-                 "' is declared ", input->info->shape, ", and input_shapes gives ", shape);
-      input->info->shape = shape;
-    } else {
-      input->info = graph::TensorInfo{DType::kFloat32, shape};  // MXNet's default element type
-    }
-  }
-}
-
 // The largest input whose values a plan is keyed by and compiled for (Reshape's shape, Resize's
 // sizes, TopK's K): a larger one is read while the model runs instead (a StagedProgram).
 constexpr int64_t kMaxKeyedValueElements = 1024;
@@ -97,6 +72,11 @@ struct Predictor::Impl {
   Impl(graph::Graph g, size_t max_cached_plans) : graph(std::move(g)), plans(max_cached_plans) {}
 
   std::string label() const { return name.empty() ? std::string("model") : "model '" + name + "'"; }
+
+  // Whether the plan for input k given as `t` is keyed by, and compiled for, its values.
+  bool keyed_by_value(size_t k, const Tensor& t) const {
+    return decides_shapes[k] && t.numel() <= kMaxKeyedValueElements;
+  }
 
   void check(size_t k, const Tensor& t) const {
     const TensorSpec& spec = inputs[k];
@@ -162,7 +142,7 @@ struct Predictor::Impl {
       check(k, t);
       for (int64_t d : t.shape().dims()) key += std::to_string(d) + ',';
       if (!inputs[k].known || decides_shapes[k]) key += dtype_name(t.dtype());
-      if (decides_shapes[k] && t.numel() <= kMaxKeyedValueElements) {
+      if (keyed_by_value(k, t)) {
         const Tensor bytes = t.contiguous();
         key += '=';
         key.append(static_cast<const char*>(bytes.raw_data()), bytes.nbytes());
@@ -174,8 +154,7 @@ struct Predictor::Impl {
       for (size_t k = 0; k < given.size(); ++k) {
         binding.shapes.emplace(inputs[k].name, given[k].shape());
         if (!inputs[k].known) binding.untyped_dtypes.emplace(inputs[k].name, given[k].dtype());
-        if (decides_shapes[k] && given[k].numel() <= kMaxKeyedValueElements)
-          binding.values.emplace(inputs[k].name, given[k]);
+        if (keyed_by_value(k, given[k])) binding.values.emplace(inputs[k].name, given[k]);
       }
       binding.allow_unknown = true;
       std::lock_guard lock(graph_mutex);
@@ -237,7 +216,7 @@ Predictor::Predictor(graph::Graph graph, const PredictorOptions& options) {
   graph::Graph& g = impl_->graph;
   impl_->name = g.name;
   g.verify();
-  narrow_input_shapes(g, options.input_shapes);
+  runtime::narrow_input_shapes(g, options.input_shapes, impl_->label(), "input_shapes");
   graph::PassManager::for_level(level).run(g);
   g.infer_shapes(/*allow_unknown=*/true);  // what can be known before inputs arrive, for inputs()/outputs()
   const std::vector<const graph::Value*> deciding = runtime::shape_value_inputs(g);

@@ -154,7 +154,6 @@ StagedProgram::StagedProgram(Graph bound, const ProgramOptions& options)
             const bool decided = s.from == Source::From::kDecided;
             in_tail[in] = tail_.add_input(in->name, decided ? std::nullopt : in->info);
             tail_inputs_.push_back(s);
-            tail_input_decided_.push_back(decided);
           }
         }
         inputs.push_back(in_tail.at(in));
@@ -234,7 +233,7 @@ std::vector<Tensor> StagedProgram::run(const std::vector<Tensor>& inputs) const 
     std::map<std::string, DType> dtypes;
     for (size_t i = 0; i < tail_inputs_.size(); ++i) {
       feed.push_back(find(tail_inputs_[i], values));
-      if (!tail_input_decided_[i]) continue;
+      if (tail_inputs_[i].from != Source::From::kDecided) continue;
       const std::string& name = tail_.inputs()[i]->name;
       shapes.emplace(name, feed.back().shape());
       dtypes.emplace(name, feed.back().dtype());

@@ -64,11 +64,10 @@ class StagedProgram final : public Program {
   ProgramOptions options_;
   std::unique_ptr<PlanProgram> head_;  // null when the head computes nothing the rest reads
   std::vector<DecidedNode> decided_;
-  graph::Graph tail_;                     // its inputs' shapes bound per run (empty: no tail)
-  std::vector<Source> tail_inputs_;       // per tail graph input
-  std::vector<bool> tail_input_decided_;  // per tail graph input: its size is decided per run
-  std::unique_ptr<ProgramCache> tails_;   // null when there is no tail
-  std::vector<Source> outputs_;           // per graph output
+  graph::Graph tail_;                    // its inputs' shapes bound per run (empty: no tail)
+  std::vector<Source> tail_inputs_;      // per tail graph input (kDecided ones are sized per run)
+  std::unique_ptr<ProgramCache> tails_;  // null when there is no tail
+  std::vector<Source> outputs_;          // per graph output
 };
 
 }  // namespace kiln::runtime
