@@ -201,11 +201,7 @@ std::shared_ptr<const Plan> compile_graph(Graph g, const CompileOptions& options
     PlanStep step;
     step.label = n->label();
     step.schema = &n->schema();
-    try {
-      step.attrs = step.schema->bind(n->attrs);
-    } catch (const Error& e) {
-      throw Error(e.code(), graph_label(g) + ": " + n->label() + ": " + e.what());
-    }
+    step.attrs = bind_node_attrs(g, *n);
     for (const Value* in : n->inputs) step.inputs.push_back(in ? id_of.at(in) : -1);
     KernelQuery query{*n, step.attrs, {}, {}, options.precision};
     for (int id : step.inputs)

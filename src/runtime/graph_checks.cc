@@ -1,4 +1,4 @@
-// Checks and naming shared by compile() and bind_input_shapes().
+// Checks and naming shared by compile(), bind_inputs() and StagedProgram.
 #include "runtime/graph_checks.h"
 
 namespace kiln::runtime {
@@ -16,6 +16,14 @@ void check_ops_known(const graph::Graph& g) {
   }
   KILN_CHECK(count == 0, ErrorCode::kUnsupported, graph_label(g), ": ", count,
              " node(s) with ops Kiln does not support: ", unknown);
+}
+
+Attrs bind_node_attrs(const graph::Graph& g, const graph::Node& node) {
+  try {
+    return node.schema().bind(node.attrs);
+  } catch (const Error& e) {
+    throw Error(e.code(), graph_label(g) + ": " + node.label() + ": " + e.what());
+  }
 }
 
 }  // namespace kiln::runtime

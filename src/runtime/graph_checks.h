@@ -1,4 +1,4 @@
-// Checks and naming shared by compile() and bind_input_shapes().
+// Checks and naming shared by compile(), bind_inputs() and StagedProgram.
 #pragma once
 
 #include <string>
@@ -13,5 +13,9 @@ std::string graph_label(const graph::Graph& g);
 // Lists every node whose op Kiln does not know in one kiln::Error (kUnsupported), so that a
 // model's missing ops are all reported before anything else is tried.
 void check_ops_known(const graph::Graph& g);
+
+// The node's attributes bound by its op's schema (defaults filled, values checked); an error
+// names the graph and the node: "graph 'g': Conv 'conv1': ...".
+Attrs bind_node_attrs(const graph::Graph& g, const graph::Node& node);
 
 }  // namespace kiln::runtime

@@ -124,11 +124,7 @@ StagedProgram::StagedProgram(Graph bound, const ProgramOptions& options)
     DecidedNode d;
     d.label = n->label();
     d.schema = &n->schema();
-    try {
-      d.attrs = d.schema->bind(n->attrs);
-    } catch (const Error& e) {
-      throw Error(e.code(), label_ + ": " + d.label + ": " + e.what());
-    }
+    d.attrs = bind_node_attrs(bound, *n);
     for (const Value* in : n->inputs)
       d.inputs.push_back(in ? std::optional<Source>(source.at(in)) : std::nullopt);
     d.num_outputs = static_cast<int>(n->outputs.size());
