@@ -42,8 +42,9 @@ struct ModelArgs {
 // Adds MODEL, --epoch, --opt-level (default `default_opt_level`), --kernels, --precision and --threads
 // to `command`.
 void add_model_args(CLI::App* command, ModelArgs& args, const std::string& default_opt_level);
-// Loads MODEL; `input_shapes` (from --shape) are known before the first call, which MXNet symbols
-// that declare no shapes need (PredictorOptions::input_shapes).
+// Loads MODEL as it declares its inputs. A model that cannot be imported without input shapes (an
+// MXNet symbol saved without them whose Reshape codes need the input's rank: kUnsupported) is
+// loaded again with `input_shapes` (from --shape or the input files; PredictorOptions::input_shapes).
 Predictor load_model(const ModelArgs& args, const std::map<std::string, Shape>& input_shapes = {});
 
 // "NAME=1,3,224,224" -> {NAME: (1, 3, 224, 224)}; a malformed one is a UsageError.

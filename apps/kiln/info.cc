@@ -1,5 +1,6 @@
 // kiln info MODEL [--json] [--shape NAME=D0,D1,...]: inputs, outputs, op counts, parameters and
-// FLOPs (for the given shapes, or the declared ones with a free batch of 1).
+// FLOPs (for the given shapes, or the declared ones with a free batch of 1). The inputs are shown
+// as the model declares them (see load_model).
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -40,7 +41,8 @@ std::string shapes_text(const std::map<std::string, Shape>& shapes) {
 }
 
 void info(const InfoArgs& args) {
-  const Predictor predictor = load_model(args.model, parse_shapes(args.shapes));
+  const std::map<std::string, Shape> given = parse_shapes(args.shapes);
+  const Predictor predictor = load_model(args.model, given);
   const graph::Graph& g = predictor.graph();
 
   std::map<std::string, int> op_counts;
@@ -52,7 +54,7 @@ void info(const InfoArgs& args) {
   }
 
   // FLOPs and output shapes need every input's shape.
-  const std::map<std::string, Shape> shapes = concrete_shapes(predictor, parse_shapes(args.shapes), 1);
+  const std::map<std::string, Shape> shapes = concrete_shapes(predictor, given, 1);
   std::optional<runtime::FlopCount> flops;
   std::optional<runtime::MemoryPlanStats> memory;
   std::vector<TensorSpec> outputs = predictor.outputs();

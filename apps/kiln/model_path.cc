@@ -2,6 +2,7 @@
 #include <charconv>
 
 #include "cli.h"
+#include "kiln/error.hpp"
 
 namespace kiln::cli {
 
@@ -24,12 +25,18 @@ void add_model_args(CLI::App* command, ModelArgs& args, const std::string& defau
 }
 
 Predictor load_model(const ModelArgs& args, const std::map<std::string, Shape>& input_shapes) {
-  return Predictor::load(args.model, {.threads = args.threads,
-                                      .opt_level = args.opt_level,
-                                      .kernels = args.kernels,
-                                      .precision = args.precision,
-                                      .epoch = args.epoch,
-                                      .input_shapes = input_shapes});
+  PredictorOptions options{.threads = args.threads,
+                           .opt_level = args.opt_level,
+                           .kernels = args.kernels,
+                           .precision = args.precision,
+                           .epoch = args.epoch};
+  try {
+    return Predictor::load(args.model, options);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kUnsupported || input_shapes.empty()) throw;
+  }
+  options.input_shapes = input_shapes;
+  return Predictor::load(args.model, options);
 }
 
 namespace {

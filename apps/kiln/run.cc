@@ -1,6 +1,6 @@
 // kiln run MODEL --input NAME=FILE.npy ... [--shape NAME=D0,D1,...] [--output-dir DIR]: one
-// prediction, each output written as DIR/OUTPUT_NAME.npy. The input shapes are known at load
-// (PredictorOptions::input_shapes): those given with --shape, else the given files' shapes.
+// prediction, each output written as DIR/OUTPUT_NAME.npy. A model that needs its input shapes to
+// be imported gets those given with --shape, else the given files' shapes (see load_model).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -45,7 +45,8 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run", "run a model on .npy inputs and write its outputs as .npy");
   add_model_args(cmd, args->model, "basic");
   cmd->add_option("--input", args->inputs, "an input, NAME=FILE.npy (one per model input)")->required();
-  cmd->add_option("--shape", args->shapes, "an input's shape at load, NAME=D0,D1,... (default: its file's)");
+  cmd->add_option("--shape", args->shapes,
+                  "an input's shape for a model that needs it to load, NAME=D0,D1,... (default: its file's)");
   cmd->add_option("--output-dir", args->output_dir, "where OUTPUT_NAME.npy files go")->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
