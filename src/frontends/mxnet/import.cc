@@ -85,24 +85,15 @@ class Importer {
     const DType dtype = attrs.has("__dtype__") ? dtype_from_mxnet_flag(attrs.get_int("__dtype__", 0),
                                                                        "variable '" + node.name + "'")
                                                : DType::kFloat32;
-    std::vector<int64_t> declared;
+    if (const auto it = input_shapes_.find(node.name); it != input_shapes_.end())
+      return graph_.add_input(node.name, ops::TensorInfo{dtype, it->second});
     if (attrs.has("__shape__")) {
-      declared = attrs.get_ints("__shape__");
+      std::vector<int64_t> dims = attrs.get_ints("__shape__");
       // MXNet 1.x (without numpy semantics) writes 0 for an unknown dimension.
-      for (int64_t& d : declared)
+      for (int64_t& d : dims)
         if (d <= 0) d = Shape::kUnknown;
+      if (!dims.empty()) return graph_.add_input(node.name, ops::TensorInfo{dtype, Shape(dims)});
     }
-    if (const auto it = input_shapes_.find(node.name); it != input_shapes_.end()) {
-      // A given shape must fit the declared one: same rank, the same size where that is known.
-      const Shape& given = it->second;
-      bool fits = declared.empty() || declared.size() == given.dims().size();
-      for (size_t i = 0; fits && i < declared.size(); ++i)
-        fits = declared[i] == Shape::kUnknown || declared[i] == given[static_cast<int>(i)];
-      KILN_CHECK(fits, ErrorCode::kShapeMismatch, "input '", node.name, "': expected ", Shape(declared),
-                 ", got ", given);
-      return graph_.add_input(node.name, ops::TensorInfo{dtype, given});
-    }
-    if (!declared.empty()) return graph_.add_input(node.name, ops::TensorInfo{dtype, Shape(declared)});
     return graph_.add_input(node.name);
   }
 
