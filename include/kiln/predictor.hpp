@@ -54,6 +54,9 @@ struct PredictorOptions {
   // The most elements a value sized at run time may have (a NonZero or NonMaxSuppression output,
   // a shape made of input values); more is a kiln::Error naming the node.
   int64_t max_dynamic_elements = int64_t{1} << 28;
+  // The most iterations a Loop runs (or a Scan walks) in one call; more is a kiln::Error naming
+  // the node, so that a loop whose condition never turns false cannot hang the caller.
+  int64_t max_loop_iterations = int64_t{1} << 20;
 };
 
 // An input or output as the model declares it: dims of -1 are free (e.g. the batch).

@@ -6,6 +6,23 @@
 
 namespace kiln::graph {
 
+namespace {
+
+ops::SubgraphSignature signature_of(const Graph& g) {
+  ops::SubgraphSignature s;
+  for (const Value* v : g.inputs()) s.inputs.push_back(v->info);
+  for (const Value* v : g.outputs()) s.outputs.push_back(v->info);
+  return s;
+}
+
+}  // namespace
+
+std::map<std::string, ops::SubgraphSignature> Node::subgraph_signatures() const {
+  std::map<std::string, ops::SubgraphSignature> signatures;
+  for (const auto& [attr, g] : subgraphs) signatures.emplace(attr, signature_of(*g));
+  return signatures;
+}
+
 const ops::OpSchema& Node::schema() const {
   return ops::OpRegistry::global().get(op);
 }
@@ -257,11 +274,30 @@ void Graph::verify() const {
     for (size_t i = 0; i < n->outputs.size(); ++i)
       KILN_CHECK(n->outputs[i]->producer == n.get() && n->outputs[i]->producer_output == static_cast<int>(i),
                  ErrorCode::kInternal, n->label(), ": output ", i, " does not point back at its node");
+    if (!n->subgraphs.empty() || ops::is_control_flow(n->op)) verify_subgraphs(*n);
   }
   for (const Value* out : outputs_)
     KILN_CHECK(out && known.count(out), ErrorCode::kInvalidArgument, "graph '", name,
                "': a graph output is not in the graph");
   topological_order();  // throws on a cycle
+}
+
+void Graph::verify_subgraphs(const Node& n) const {
+  for (const auto& [attr, g] : n.subgraphs) {
+    try {
+      g->verify();
+    } catch (const Error& e) {
+      throw Error(e.code(), n.label() + " subgraph '" + attr + "': " + e.what());
+    }
+  }
+  std::vector<std::optional<TensorInfo>> inputs;
+  for (const Value* in : n.inputs) inputs.push_back(in ? in->info : std::nullopt);
+  try {
+    ops::check_subgraphs(n.op, n.schema().bind(n.attrs), inputs, n.outputs.size(),
+                         static_cast<size_t>(n.num_captured), n.subgraph_signatures());
+  } catch (const Error& e) {
+    throw Error(e.code(), "graph '" + name + "': " + n.label() + ": " + e.what());
+  }
 }
 
 void Graph::infer_shapes(bool allow_unknown) {
@@ -321,6 +357,8 @@ Graph Graph::clone() const {
     c->name = n->name;
     c->op = n->op;
     c->attrs = n->attrs;
+    c->subgraphs = n->subgraphs;
+    c->num_captured = n->num_captured;
     c->inputs = ins;
     for (Value* in : ins)
       if (in) in->users.push_back(c);

@@ -15,12 +15,14 @@
 
 #include "kiln/attrs.hpp"
 #include "kiln/tensor.hpp"
+#include "ops/control_flow.h"
 #include "ops/op_schema.h"
 
 namespace kiln::graph {
 
 using ops::TensorInfo;
 
+class Graph;
 class Node;
 
 struct Value {
@@ -41,6 +43,15 @@ class Node {
   AttrMap attrs;
   std::vector<Value*> inputs;  // nullptr marks a missing optional input
   std::vector<Value*> outputs;
+  // Control flow (If, Loop, Scan): the graphs the node runs, by the ONNX attribute that holds
+  // each (then_branch, else_branch, body). A subgraph reads values of the graphs around it
+  // through the node: those are the node's last `num_captured` inputs, and every subgraph of the
+  // node takes them, in the same order, as its last inputs, after its own (Loop's iteration
+  // number, condition and loop-carried values, ...). Subgraphs are immutable and shared by copies.
+  std::map<std::string, std::shared_ptr<const Graph>> subgraphs;
+  int num_captured = 0;
+  // What each subgraph declares about its inputs and outputs (ops::check_subgraphs reads it).
+  std::map<std::string, ops::SubgraphSignature> subgraph_signatures() const;
 
   const ops::OpSchema& schema() const;
   // "Conv 'stage2/conv1'": how errors name the node.
@@ -99,7 +110,8 @@ class Graph {
 
   // Checks structure: every input of every node is a graph input, an initializer or a node
   // output of this graph; users lists match; no cycles; ops exist and input counts fit their
-  // schemas; output values exist. Throws kiln::Error naming the node and the problem.
+  // schemas; output values exist; subgraphs verify too and fit their node (ops/control_flow.h).
+  // Throws kiln::Error naming the node and the problem.
   void verify() const;
 
   // Whole-graph shape and dtype inference in topological order. Constant inputs (initializers)
@@ -117,6 +129,7 @@ class Graph {
 
  private:
   Value* new_value(const std::string& name);
+  void verify_subgraphs(const Node& node) const;
 
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Value>> values_;

@@ -145,25 +145,26 @@ int OpSchema::min_inputs() const {
   for (const auto& in : inputs_) {
     if (in.arity == Arity::kRequired) n = static_cast<int>(&in - inputs_.data()) + 1;
     if (in.arity == Arity::kVariadic) return std::max(n, static_cast<int>(&in - inputs_.data()) + 1);
+    if (in.arity == Arity::kVariadicOrNone) return n;
   }
   return n;
 }
 
 int OpSchema::max_inputs() const {
-  if (!inputs_.empty() && inputs_.back().arity == Arity::kVariadic) return -1;
+  if (!inputs_.empty() && is_variadic(inputs_.back().arity)) return -1;
   return static_cast<int>(inputs_.size());
 }
 
 std::string OpSchema::input_name(int i) const {
   if (inputs_.empty()) return "?";
   if (i < static_cast<int>(inputs_.size())) return inputs_[static_cast<size_t>(i)].name;
-  return inputs_.back().arity == Arity::kVariadic ? inputs_.back().name : "?";
+  return is_variadic(inputs_.back().arity) ? inputs_.back().name : "?";
 }
 
 std::string OpSchema::output_name(int i) const {
   if (outputs_.empty()) return "?";
   if (i < static_cast<int>(outputs_.size())) return outputs_[static_cast<size_t>(i)].name;
-  return outputs_.back().arity == Arity::kVariadic ? outputs_.back().name : "?";
+  return is_variadic(outputs_.back().arity) ? outputs_.back().name : "?";
 }
 
 std::vector<TensorInfo> OpSchema::infer_types(const Attrs& attrs,

@@ -30,7 +30,12 @@ struct TensorInfo {
   Shape shape;
 };
 
-enum class Arity { kRequired, kOptional, kVariadic };
+// kVariadic: one or more (ONNX's variadic inputs); kVariadicOrNone: any number, none too (the
+// values a control-flow node's subgraphs read from outside, Loop's loop-carried values).
+enum class Arity { kRequired, kOptional, kVariadic, kVariadicOrNone };
+inline bool is_variadic(Arity arity) {
+  return arity == Arity::kVariadic || arity == Arity::kVariadicOrNone;
+}
 
 struct InputSpec {
   std::string name;

@@ -140,8 +140,7 @@ struct Predictor::Impl {
     for (size_t k = 0; k < given.size(); ++k) {
       const Tensor& t = given[k];
       check(k, t);
-      for (int64_t d : t.shape().dims()) key += std::to_string(d) + ',';
-      if (!inputs[k].known || decides_shapes[k]) key += dtype_name(t.dtype());
+      runtime::append_signature(key, t, !inputs[k].known || decides_shapes[k]);
       if (keyed_by_value(k, t)) {
         const Tensor bytes = t.contiguous();
         key += '=';
@@ -213,6 +212,9 @@ Predictor::Predictor(graph::Graph graph, const PredictorOptions& options) {
   program.level = level;
   program.max_cached_plans = options.max_cached_plans;
   program.max_dynamic_elements = options.max_dynamic_elements;
+  KILN_CHECK(options.max_loop_iterations > 0, ErrorCode::kInvalidArgument,
+             "Predictor: max_loop_iterations must be positive, got ", options.max_loop_iterations);
+  program.max_loop_iterations = options.max_loop_iterations;
   graph::Graph& g = impl_->graph;
   impl_->name = g.name;
   g.verify();

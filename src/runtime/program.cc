@@ -33,6 +33,7 @@ std::shared_ptr<const Program> make_program(graph::Graph bound, const ProgramOpt
                                             bool sized_by_values, const PlanCompiler& compile_plan) {
   bool all_known = true;
   for (const graph::Node* n : bound.nodes()) {
+    all_known &= n->subgraphs.empty();  // control flow is staged: its subgraphs run per call
     for (const graph::Value* out : n->outputs) {
       if (!out->info || !out->info->shape.is_known()) {
         all_known = false;

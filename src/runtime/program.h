@@ -49,6 +49,8 @@ struct ProgramOptions {
   // The most elements a value whose size is decided at run time may have (a data-dependent output,
   // a shape made of given values); larger is a kiln::Error naming the node.
   int64_t max_dynamic_elements = int64_t{1} << 28;
+  // The most iterations a Loop runs or a Scan walks; more is a kiln::Error naming the node.
+  int64_t max_loop_iterations = int64_t{1} << 20;
 };
 
 // Compiles a plan from a graph whose every shape is known (the Predictor's, which lets go of the

@@ -64,4 +64,9 @@ std::vector<Tensor> ProgramCache::run(const std::string& key, const CompileFn& c
   return entry->program.get()->run(inputs);  // get() rethrows a failed compile
 }
 
+void append_signature(std::string& key, const Tensor& t, bool with_dtype) {
+  for (int64_t d : t.shape().dims()) key += std::to_string(d) + ',';
+  if (with_dtype) key += dtype_name(t.dtype());
+}
+
 }  // namespace kiln::runtime

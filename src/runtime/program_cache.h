@@ -49,4 +49,8 @@ class ProgramCache {
   std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
 };
 
+// Appends what a cache key holds of a tensor: its dims and, when `with_dtype`, its element type
+// ("8,784,float32").
+void append_signature(std::string& key, const Tensor& t, bool with_dtype);
+
 }  // namespace kiln::runtime

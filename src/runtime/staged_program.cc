@@ -30,7 +30,9 @@ int64_t checked_numel(const Shape& shape) {
 void copy_node(Graph& g, const Node& node, std::vector<Value*> inputs) {
   std::vector<std::string> output_names;
   for (const Value* out : node.outputs) output_names.push_back(out->name);
-  g.add_node_with_outputs(node.op, std::move(inputs), node.attrs, node.name, output_names);
+  Node* copy = g.add_node_with_outputs(node.op, std::move(inputs), node.attrs, node.name, output_names);
+  copy->subgraphs = node.subgraphs;
+  copy->num_captured = node.num_captured;
 }
 
 }  // namespace
@@ -56,6 +58,7 @@ StagedProgram::StagedProgram(Graph bound, const ProgramOptions& options)
     bool inputs_at_hand = true, outputs_known = true;
     for (const Value* in : n->inputs) inputs_at_hand &= in == nullptr || at_hand.count(in) > 0;
     for (const Value* out : n->outputs) outputs_known &= concrete(out);
+    outputs_known &= n->subgraphs.empty();  // control flow runs its subgraphs, never in a plan
     if (inputs_at_hand && outputs_known) {
       head_nodes.push_back(n);
       for (const Value* out : n->outputs) at_hand.insert(out);
@@ -128,6 +131,12 @@ StagedProgram::StagedProgram(Graph bound, const ProgramOptions& options)
     for (const Value* in : n->inputs)
       d.inputs.push_back(in ? std::optional<Source>(source.at(in)) : std::nullopt);
     d.num_outputs = static_cast<int>(n->outputs.size());
+    for (const auto& [attr, subgraph] : n->subgraphs)
+      d.subgraphs.emplace(
+          attr, std::make_shared<SubgraphProgram>(*subgraph, options,
+                                                  label_ + ": " + d.label + " subgraph '" + attr + "'"));
+    d.signatures = n->subgraph_signatures();
+    d.num_captured = static_cast<size_t>(n->num_captured);
     decided_.push_back(std::move(d));
   }
 
@@ -196,6 +205,7 @@ std::vector<Tensor> StagedProgram::run_decided(const DecidedNode& node, const Ru
     known_values.push_back(t.defined() ? &t : nullptr);
   }
   try {
+    if (!node.subgraphs.empty()) return run_control_flow(node, inputs);
     const std::vector<ops::TensorInfo> out_infos =
         node.schema->infer_types(node.attrs, infos, known_values, node.num_outputs);
     std::vector<Tensor> outputs;
@@ -217,6 +227,23 @@ std::vector<Tensor> StagedProgram::run_decided(const DecidedNode& node, const Ru
   }
 }
 
+// A control-flow node: its subgraphs run as the op says (ops/control_flow.h), each output then
+// checked against the limit.
+std::vector<Tensor> StagedProgram::run_control_flow(const DecidedNode& node,
+                                                    const std::vector<Tensor>& inputs) const {
+  const ops::SubgraphRunner run_subgraph = [&](const std::string& name, const std::vector<Tensor>& given) {
+    return node.subgraphs.at(name)->run(given);
+  };
+  const ops::ControlFlowLimits limits{options_.max_loop_iterations, options_.max_dynamic_elements};
+  std::vector<Tensor> outputs =
+      ops::run_control_flow(node.schema->name(), node.attrs, inputs, node.num_captured,
+                            static_cast<size_t>(node.num_outputs), node.signatures, run_subgraph, limits);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    check_dynamic_size(label_ + ": " + node.label, "output " + std::to_string(i), outputs[i].shape(),
+                       options_.max_dynamic_elements);
+  return outputs;
+}
+
 std::vector<Tensor> StagedProgram::run(const std::vector<Tensor>& inputs) const {
   RunValues values{inputs, {}, {}, {}};
   if (head_) values.head = head_->run(inputs);
@@ -233,8 +260,7 @@ std::vector<Tensor> StagedProgram::run(const std::vector<Tensor>& inputs) const 
       const std::string& name = tail_.inputs()[i]->name;
       shapes.emplace(name, feed.back().shape());
       dtypes.emplace(name, feed.back().dtype());
-      for (int64_t d : feed.back().shape().dims()) key += std::to_string(d) + ',';
-      key += dtype_name(feed.back().dtype());
+      append_signature(key, feed.back(), /*with_dtype=*/true);
       key += ';';
     }
     values.tail = tails_->run(

@@ -4,7 +4,8 @@
 //   head     the nodes whose shapes are known now, compiled into one plan;
 //   decided  the nodes that read the head's values to size their outputs (NonZero,
 //            NonMaxSuppression, a Reshape whose shape is computed): run one by one with their
-//            reference kernels, which size each output as the data says;
+//            reference kernels, which size each output as the data says; control flow (If,
+//            Loop, Scan) is decided too, its subgraphs run as SubgraphPrograms;
 //   tail     everything after them: bound to the sizes a run produced and made into a Program of
 //            its own (a plan, or again a StagedProgram), cached per sizes, bounded.
 //
@@ -13,6 +14,7 @@
 // anything is allocated for it.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +22,7 @@
 
 #include "runtime/program.h"
 #include "runtime/program_cache.h"
+#include "runtime/subgraph_program.h"
 
 namespace kiln::runtime {
 
@@ -48,6 +51,11 @@ class StagedProgram final : public Program {
     Attrs attrs;
     std::vector<std::optional<Source>> inputs;  // nullopt: a missing optional input
     int num_outputs = 0;
+    // Control flow (If, Loop, Scan): its subgraphs by attribute, what they declare, and how many
+    // of the node's inputs are values they read from outside. Empty for other nodes.
+    std::map<std::string, std::shared_ptr<const SubgraphProgram>> subgraphs;
+    std::map<std::string, ops::SubgraphSignature> signatures;
+    size_t num_captured = 0;
   };
   // One run's tensors, for Source lookups.
   struct RunValues {
@@ -59,6 +67,7 @@ class StagedProgram final : public Program {
 
   const Tensor& find(const Source& source, const RunValues& values) const;
   std::vector<Tensor> run_decided(const DecidedNode& node, const RunValues& values) const;
+  std::vector<Tensor> run_control_flow(const DecidedNode& node, const std::vector<Tensor>& inputs) const;
 
   std::string label_;  // the graph's, for errors
   ProgramOptions options_;

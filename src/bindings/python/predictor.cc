@@ -56,7 +56,7 @@ void bind_predictor(py::module_& m) {
       .def(py::init([](const std::string& path, const std::string& opt_level, const std::string& kernels,
                        const std::string& precision, int threads, int epoch, size_t max_cached_plans,
                        const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                       int64_t max_dynamic_elements) {
+                       int64_t max_dynamic_elements, int64_t max_loop_iterations) {
              std::map<std::string, Shape> shapes;
              for (const auto& [name, dims] : input_shapes) shapes.emplace(name, Shape(dims));
              py::gil_scoped_release release;
@@ -67,13 +67,15 @@ void bind_predictor(py::module_& m) {
                                            .max_cached_plans = max_cached_plans,
                                            .epoch = epoch,
                                            .input_shapes = shapes,
-                                           .max_dynamic_elements = max_dynamic_elements});
+                                           .max_dynamic_elements = max_dynamic_elements,
+                                           .max_loop_iterations = max_loop_iterations});
            }),
            py::arg("model_path"), py::arg("opt_level") = "basic", py::arg("kernels") = "fast",
            py::arg("precision") = "fp32", py::arg("threads") = 0, py::arg("epoch") = -1,
            py::arg("max_cached_plans") = 16,
            py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
-           py::arg("max_dynamic_elements") = int64_t{1} << 28)
+           py::arg("max_dynamic_elements") = int64_t{1} << 28,
+           py::arg("max_loop_iterations") = int64_t{1} << 20)
       .def_property_readonly("name", &Predictor::name)
       .def_property_readonly("input_names", &Predictor::input_names)
       .def_property_readonly("output_names", &Predictor::output_names)

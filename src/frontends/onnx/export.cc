@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -92,15 +94,41 @@ std::string no_name(int) {
   return "";
 }
 
+// Writes one graph: the model's, or (by an exporter of its own) a subgraph of a control-flow node,
+// which refers to the values it reads from outside by their names there.
 class Exporter {
  public:
-  Exporter(const graph::Graph& graph, const ExportOptions& options)
-      : graph_(graph.clone()), opset_(options.opset), where_("exporting graph '" + graph.name + "'") {}
+  Exporter(const graph::Graph& graph, int opset, std::string where)
+      : graph_(graph.clone()), opset_(opset), where_(std::move(where)) {}
 
   ::onnx::ModelProto run() {
     KILN_CHECK(opset_ >= kOldestExportOpset && opset_ <= kNewestOpset, ErrorCode::kInvalidArgument, where_,
                ": opset ", opset_, " is outside the opsets Kiln exports (", kOldestExportOpset, " to ",
                kNewestOpset, ")");
+    std::vector<std::string> problems = prepare();
+    if (!problems.empty()) {
+      std::ostringstream msg;
+      msg << where_ << " to ONNX opset " << opset_ << ": " << problems.size()
+          << (problems.size() == 1 ? " node cannot" : " nodes cannot") << " be written:";
+      for (const auto& p : problems) msg << "\n  " << p;
+      raise(ErrorCode::kUnsupported, msg.str());
+    }
+
+    ::onnx::ModelProto model;
+    model.set_ir_version(ir_version_for(opset_));
+    model.set_producer_name("kiln");
+    model.set_producer_version(kVersion);
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(opset_);
+    write_graph(model.mutable_graph(), 0);
+    return model;
+  }
+
+ private:
+  // Infers what can be, rewrites each node into the opset's form (and each subgraph, by its own
+  // exporter); returns what cannot be written, one line per node.
+  std::vector<std::string> prepare() {
     try {
       // Kiln's fused ops (from optimization at level all) are written as the standard ops they
       // stand for.
@@ -119,28 +147,18 @@ class Exporter {
         if (e.code() != ErrorCode::kUnsupported) throw Error(e.code(), where_ + ": " + e.what());
         problems.push_back(e.what());
       }
-    }
-    if (!problems.empty()) {
-      std::ostringstream msg;
-      msg << where_ << " to ONNX opset " << opset_ << ": " << problems.size()
-          << (problems.size() == 1 ? " node cannot" : " nodes cannot") << " be written:";
-      for (const auto& p : problems) msg << "\n  " << p;
-      raise(ErrorCode::kUnsupported, msg.str());
+      for (const auto& [attr, subgraph] : node->subgraphs) {
+        auto inner = std::make_shared<Exporter>(*subgraph, opset_,
+                                                where_ + ": " + node->label() + " subgraph '" + attr + "'");
+        for (const std::string& p : inner->prepare())
+          problems.push_back(node->label() + " subgraph '" + attr + "': " + p);
+        subgraph_writers_[{node->name, attr}] = std::move(inner);
+      }
     }
     omit_unused_optional_outputs(order);
-
-    ::onnx::ModelProto model;
-    model.set_ir_version(ir_version_for(opset_));
-    model.set_producer_name("kiln");
-    model.set_producer_version(kVersion);
-    auto* opset = model.add_opset_import();
-    opset->set_domain("");
-    opset->set_version(opset_);
-    write_graph(model.mutable_graph());
-    return model;
+    return problems;
   }
 
- private:
   ExportedNode downgraded(const graph::Node& node) {
     ExportedNode out{node.op, node.name, {}, node.inputs, node.outputs};
     for (const auto& [name, value] : node.attrs) out.attrs.emplace(name, as_declared(node, name, value));
@@ -164,12 +182,24 @@ class Exporter {
     }
   }
 
-  void write_graph(::onnx::GraphProto* g) {
+  // The graph; a subgraph's last `num_captured` inputs are values of the graphs around it, which it
+  // reads by their names there (`captured_names`) rather than as inputs of its own.
+  void write_graph(::onnx::GraphProto* g, size_t num_captured,
+                   const std::vector<std::string>& captured_names = {}) {
+    const std::vector<graph::Value*> own_inputs(
+        graph_.inputs().begin(), graph_.inputs().end() - static_cast<std::ptrdiff_t>(num_captured));
+    for (size_t c = 0; c < num_captured; ++c) {
+      graph::Value* v = graph_.inputs()[own_inputs.size() + c];
+      KILN_CHECK(v->name == captured_names[c] || graph_.find_value(captured_names[c]) == nullptr,
+                 ErrorCode::kUnsupported, where_, ": the value '", captured_names[c],
+                 "' it reads from outside has the name of one of its own");
+      graph_.rename_value(v, captured_names[c]);
+    }
     g->set_name(graph_.name.empty() ? "kiln" : graph_.name);
     // Inputs sharing a dim_param promise ONNX Runtime equal sizes (it plans buffer reuse by them),
     // and Kiln no longer knows which free dimensions are equal: each gets its own name, except that
     // a free first axis is "N" when only one input has one.
-    const auto& inputs = graph_.inputs();
+    const auto& inputs = own_inputs;
     const auto free_first_axis = [](const graph::Value* v) {
       return v->info && v->info->shape.ndim() > 0 && v->info->shape[0] < 0;
     };
@@ -197,7 +227,7 @@ class Exporter {
         write_attribute(node->add_attribute(), "value", v->constant);
       }
     }
-    for (const graph::Value* v : graph_.inputs()) {
+    for (const graph::Value* v : own_inputs) {
       if (v->is_constant() && written_constants.insert(v).second)
         *g->add_initializer() = tensor_to_proto(v->constant, v->name);
     }
@@ -229,24 +259,41 @@ class Exporter {
     }
   }
 
-  static void write_node(::onnx::NodeProto* proto, const ExportedNode& node) {
+  // A control-flow node's captured inputs are not written: its subgraphs read them by name.
+  void write_node(::onnx::NodeProto* proto, const ExportedNode& node) {
+    const graph::Node* source = graph_.find_node(node.name);
+    const size_t captured = source != nullptr ? static_cast<size_t>(source->num_captured) : 0;
+    const size_t own = node.inputs.size() - captured;
     proto->set_name(node.name);
     proto->set_op_type(node.op);
-    for (const graph::Value* in : node.inputs) proto->add_input(in != nullptr ? in->name : "");
+    for (size_t i = 0; i < own; ++i) proto->add_input(node.inputs[i] != nullptr ? node.inputs[i]->name : "");
     for (const graph::Value* out : node.outputs) proto->add_output(out != nullptr ? out->name : "");
     for (const auto& [name, value] : node.attrs) write_attribute(proto->add_attribute(), name, value);
+    std::vector<std::string> captured_names;
+    for (size_t i = own; i < node.inputs.size(); ++i) captured_names.push_back(node.inputs[i]->name);
+    if (source == nullptr) return;
+    for (const auto& [attr, subgraph] : source->subgraphs) {
+      auto* a = proto->add_attribute();
+      a->set_name(attr);
+      a->set_type(::onnx::AttributeProto::GRAPH);
+      subgraph_writers_.at({node.name, attr})
+          ->write_graph(a->mutable_g(), captured_names.size(), captured_names);
+    }
   }
 
   graph::Graph graph_;  // the exporter's copy: inference and downgrade rules may add to it
   int opset_;
   std::string where_;
   std::vector<ExportedNode> nodes_;
+  // The writers of the control-flow nodes' subgraphs, by node name and attribute.
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<Exporter>> subgraph_writers_;
 };
 
 }  // namespace
 
 std::string export_model_bytes(const graph::Graph& graph, const ExportOptions& options) {
-  const ::onnx::ModelProto model = Exporter(graph, options).run();
+  const ::onnx::ModelProto model =
+      Exporter(graph, options.opset, "exporting graph '" + graph.name + "'").run();
   KILN_CHECK(model.ByteSizeLong() <= static_cast<size_t>(std::numeric_limits<int>::max()),
              ErrorCode::kUnsupported, "exporting graph '", graph.name, "': the model is ",
              model.ByteSizeLong(), " bytes, over protobuf's 2 GiB limit (external data is not written yet)");

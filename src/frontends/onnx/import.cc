@@ -10,6 +10,7 @@
 #include "frontends/onnx/opset_upgrade.h"
 #include "frontends/onnx/tensor_proto.h"
 #include "kiln/error.hpp"
+#include "ops/control_flow.h"
 
 namespace kiln::onnx {
 namespace {
@@ -103,8 +104,49 @@ Tensor constant_value(const ::onnx::NodeProto& node, const TensorSource& source)
   raise(ErrorCode::kUnsupported, "attribute '", kind, "' (string or sparse constants) is not supported");
 }
 
+// The names a graph reads that it does not define (its inputs, initializers and node outputs),
+// its nested subgraphs' included, in the order first read: the values of the graphs around it
+// that it uses.
+std::vector<std::string> outer_names(const ::onnx::GraphProto& graph) {
+  std::set<std::string> defined;
+  for (const auto& v : graph.input()) defined.insert(v.name());
+  for (const auto& t : graph.initializer()) defined.insert(t.name());
+  for (const auto& t : graph.sparse_initializer()) defined.insert(t.values().name());
+  for (const auto& node : graph.node())
+    for (const std::string& out : node.output()) defined.insert(out);
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  const auto read = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name) && seen.insert(name).second) names.push_back(name);
+  };
+  for (const auto& node : graph.node()) {
+    for (const std::string& in : node.input()) read(in);
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g())
+        for (const std::string& name : outer_names(attr.g())) read(name);
+      for (const auto& g : attr.graphs())
+        for (const std::string& name : outer_names(g)) read(name);
+    }
+  }
+  for (const auto& out : graph.output()) read(out.name());
+  return names;
+}
+
+// What a node reads: its inputs, and the values of this graph its subgraphs read.
+std::vector<std::string> reads_of(const ::onnx::NodeProto& node) {
+  std::vector<std::string> reads(node.input().begin(), node.input().end());
+  for (const auto& attr : node.attribute()) {
+    if (attr.has_g())
+      for (const std::string& name : outer_names(attr.g())) reads.push_back(name);
+    for (const auto& g : attr.graphs())
+      for (const std::string& name : outer_names(g)) reads.push_back(name);
+  }
+  return reads;
+}
+
 // ONNX requires nodes in topological order, but files in the wild do not always keep to it; this
-// orders them by their data dependencies and names a node on a cycle or reading an unknown value.
+// orders them by their data dependencies (a subgraph's reads count as its node's) and names a
+// node on a cycle or reading an unknown value.
 std::vector<int> node_order(const ::onnx::GraphProto& graph, const std::set<std::string>& available,
                             const std::string& where) {
   const int n = graph.node_size();
@@ -120,7 +162,7 @@ std::vector<int> node_order(const ::onnx::GraphProto& graph, const std::set<std:
   std::vector<std::vector<int>> readers(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     const auto& node = graph.node(i);
-    for (const std::string& in : node.input()) {
+    for (const std::string& in : reads_of(node)) {
       if (in.empty() || available.count(in)) continue;
       auto it = producer.find(in);
       KILN_CHECK(it != producer.end(), ErrorCode::kIo, where, ": node '", node.name(), "' (", node.op_type(),
@@ -156,12 +198,45 @@ class Importer {
 
   graph::Graph run() {
     read_opsets();
-    auto& g = *model_.mutable_graph();
+    import_body(*model_.mutable_graph(), {});
+    if (!problems_.empty()) {
+      std::ostringstream msg;
+      msg << where_ << ": " << problems_.size() << (problems_.size() == 1 ? " thing" : " things")
+          << " cannot be imported:";
+      for (const auto& p : problems_) msg << "\n  " << p;
+      raise(ErrorCode::kUnsupported, msg.str());
+    }
+    graph_.verify();
+    graph_.infer_shapes(/*allow_unknown=*/true);
+    return std::move(graph_);
+  }
+
+ private:
+  // The importer of a subgraph of a node of `parent`'s graph: the same model and opsets.
+  Importer(const Importer& parent, std::string where)
+      : model_(parent.model_),
+        base_dir_(parent.base_dir_),
+        options_(parent.options_),
+        where_(std::move(where)),
+        opsets_(parent.opsets_),
+        opset_(parent.opset_),
+        is_subgraph_(true) {}
+
+  // Everything of one graph: initializers, inputs, then the values of the graphs around it that it
+  // reads (`outer`: constants become its own, the others its last inputs), value_info hints, nodes
+  // and outputs.
+  void import_body(::onnx::GraphProto& g, const std::vector<graph::Value*>& outer) {
     for (const auto& sparse : g.sparse_initializer())
       problems_.push_back("sparse initializer '" + sparse.values().name() +
                           "': sparse tensors are not supported");
     add_initializers(g);
     add_inputs(g);
+    for (const graph::Value* v : outer) {
+      if (v->is_constant())
+        graph_.add_initializer(v->name, v->constant);
+      else
+        graph_.add_input(v->name, v->info);
+    }
     for (const auto& info : g.value_info()) {
       try {
         if (auto declared = declared_info(info, "value_info '" + info.name() + "'"))
@@ -180,19 +255,24 @@ class Importer {
                  "' is not produced by anything");
       graph_.add_output(v);
     }
-    if (!problems_.empty()) {
-      std::ostringstream msg;
-      msg << where_ << ": " << problems_.size() << (problems_.size() == 1 ? " thing" : " things")
-          << " cannot be imported:";
-      for (const auto& p : problems_) msg << "\n  " << p;
-      raise(ErrorCode::kUnsupported, msg.str());
+  }
+
+  // A subgraph, checked, its types inferred node by node as far as its declared inputs allow (so
+  // that its node can be checked against what it gives). A branch that is not taken for the
+  // shapes given may not even infer for them: what does not infer is left unknown until it runs.
+  graph::Graph import_subgraph(::onnx::GraphProto& g, const std::vector<graph::Value*>& outer) {
+    graph_.name = g.name();
+    import_body(g, outer);
+    if (problems_.empty()) {
+      try {
+        graph_.verify();
+      } catch (const Error& e) {
+        throw Error(e.code(), where_ + ": " + e.what());
+      }
     }
-    graph_.verify();
-    graph_.infer_shapes(/*allow_unknown=*/true);
     return std::move(graph_);
   }
 
- private:
   void read_opsets() {
     for (const auto& entry : model_.opset_import()) opsets_[domain_label(entry.domain())] = entry.version();
     auto it = opsets_.find("ai.onnx");
@@ -245,7 +325,7 @@ class Importer {
         problems_.push_back(e.what());
       }
       auto given = options_.input_shapes.find(input.name());
-      if (given != options_.input_shapes.end()) {
+      if (!is_subgraph_ && given != options_.input_shapes.end()) {
         KILN_CHECK(info.has_value(), ErrorCode::kInvalidArgument, where_, ": input '", input.name(),
                    "' declares no tensor type to give a shape to");
         info->shape = given->second;
@@ -253,6 +333,7 @@ class Importer {
       graph_.add_input(input.name(), info);
     }
     for (const auto& [name, shape] : options_.input_shapes) {
+      if (is_subgraph_) break;
       KILN_CHECK(graph_.find_value(name) != nullptr && !graph_.find_value(name)->is_constant(),
                  ErrorCode::kNotFound, where_, ": a shape is given for '", name,
                  "', which is not an input of the model");
@@ -271,6 +352,9 @@ class Importer {
   // nodes after it are still checked and every problem is reported at once.
   void refuse(const ::onnx::NodeProto& node, const std::string& reason) {
     problems_.push_back(node_label(node) + ": " + reason);
+    refuse_outputs(node);
+  }
+  void refuse_outputs(const ::onnx::NodeProto& node) {
     for (const std::string& out : node.output())
       if (!out.empty() && graph_.find_value(out) == nullptr) graph_.add_input(out);
   }
@@ -286,9 +370,7 @@ class Importer {
     if (!is_default_domain(node.domain()))
       return refuse(node, "domain '" + node.domain() + "' is not supported");
     if (node.op_type() == "Constant") return add_constant(node, source);
-    if (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan") {
-      return refuse(node, "control flow (If, Loop, Scan) is not supported");
-    }
+    if (ops::is_control_flow(node.op_type())) return add_control_flow(node, source);
     ImportedNode imported{node.op_type(), unique_node_name(node), {}, {}, 0};
     for (const auto& attr : node.attribute()) {
       try {
@@ -358,6 +440,68 @@ class Importer {
     }
   }
 
+  // If, Loop, Scan: each subgraph is imported by an importer of its own, which takes the values of
+  // this graph (and of the graphs around it) that the subgraph reads; the node reads those that
+  // are not constants as its last inputs (graph::Node::subgraphs).
+  void add_control_flow(::onnx::NodeProto& node, const TensorSource& source) {
+    const std::string label = node_label(node);
+    if (node.op_type() == "Scan" && opset_ < 9)
+      return refuse(node, "Scan before opset 9 (a batch axis and sequence_lens) is not supported");
+    AttrMap attrs;
+    std::vector<std::pair<std::string, ::onnx::GraphProto*>> bodies;
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.type() == ::onnx::AttributeProto::GRAPH) {
+        bodies.emplace_back(attr.name(), attr.mutable_g());
+        continue;
+      }
+      try {
+        attrs.emplace(attr.name(), attribute_value(attr, source));
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kUnsupported)
+          throw Error(e.code(), where_ + ": " + label + ": " + e.what());
+        return refuse(node, e.what());
+      }
+    }
+    std::vector<graph::Value*> outer, captured;
+    std::set<std::string> seen;
+    for (const auto& [attr, body] : bodies) {
+      for (const std::string& name : outer_names(*body)) {
+        if (!seen.insert(name).second) continue;
+        graph::Value* v = graph_.find_value(name);
+        KILN_CHECK(v != nullptr, ErrorCode::kIo, where_, ": ", label, " subgraph '", attr, "' reads '", name,
+                   "', which neither it nor any graph around it defines");
+        outer.push_back(v);
+        if (!v->is_constant()) captured.push_back(v);
+      }
+    }
+    std::map<std::string, std::shared_ptr<const graph::Graph>> subgraphs;
+    const size_t problems_before = problems_.size();
+    for (const auto& [attr, body] : bodies) {
+      Importer inner(*this, where_ + ": " + label + " subgraph '" + attr + "'");
+      graph::Graph g = inner.import_subgraph(*body, outer);
+      for (const std::string& problem : inner.problems_)
+        problems_.push_back(label + " subgraph '" + attr + "': " + problem);
+      subgraphs.emplace(attr, std::make_shared<const graph::Graph>(std::move(g)));
+    }
+    if (problems_.size() > problems_before) return refuse_outputs(node);
+
+    ImportedNode imported{node.op_type(), unique_node_name(node), std::move(attrs), {}, 0};
+    for (const std::string& in : node.input())
+      imported.inputs.push_back(in.empty() ? nullptr : graph_.find_value(in));
+    imported.inputs.insert(imported.inputs.end(), captured.begin(), captured.end());
+    std::vector<std::string> output_names(node.output().begin(), node.output().end());
+    try {
+      check_against_schema(imported);
+    } catch (const Error& e) {
+      return refuse(node, e.what());
+    }
+    graph::Node* added = graph_.add_node_with_outputs(imported.op, imported.inputs, imported.attrs,
+                                                      imported.name, output_names);
+    added->subgraphs = std::move(subgraphs);
+    added->num_captured = static_cast<int>(captured.size());
+    infer_as_far_as_known(added);
+  }
+
   void add_constant(::onnx::NodeProto& node, const TensorSource& source) {
     KILN_CHECK(node.output_size() == 1 && !node.output(0).empty(), ErrorCode::kIo, where_, ": ",
                node_label(node), ": a Constant has one output");
@@ -380,6 +524,7 @@ class Importer {
   int opset_ = 0;
   std::map<std::string, TensorInfo> hints_;
   std::vector<std::string> problems_;
+  bool is_subgraph_ = false;
 };
 
 // Reads and parses a .onnx file; kIo names the file when it is not a ModelProto. The file is parsed

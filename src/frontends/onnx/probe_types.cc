@@ -104,6 +104,16 @@ DType untyped_output_dtype(const graph::Node& node, int output) {
     const graph::Value* v = i < node.inputs.size() ? node.inputs[i] : nullptr;
     return v != nullptr && v->info ? v->info->dtype : DType::kFloat32;
   };
+  // Control flow gives what its subgraph gives: a branch's outputs, a body's after its condition.
+  const auto body_output = [&](const std::string& attr, size_t offset) {
+    const graph::Graph& body = *node.subgraphs.at(attr);
+    const size_t k = offset + static_cast<size_t>(output);
+    return k < body.outputs().size() && body.outputs()[k]->info ? body.outputs()[k]->info->dtype
+                                                                : DType::kFloat32;
+  };
+  if (node.op == "If") return body_output("then_branch", 0);
+  if (node.op == "Loop") return body_output("body", 1);
+  if (node.op == "Scan") return body_output("body", 0);
   if (kBoolOps.count(node.op) || (node.op == "Dropout" && output == 1)) return DType::kBool;
   if (kInt64Ops.count(node.op) || ((node.op == "TopK" || node.op == "MaxPool") && output == 1))
     return DType::kInt64;

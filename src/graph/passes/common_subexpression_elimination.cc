@@ -107,8 +107,10 @@ NodeKey key_of(Node& n) {
 }
 
 bool same_computation(const NodeKey& a, const NodeKey& b) {
+  // Control-flow nodes are the same only when they run the very same subgraphs.
   return a.node->op == b.node->op && a.node->inputs == b.node->inputs &&
-         a.node->outputs.size() == b.node->outputs.size() && same_attrs(a.attrs, b.attrs);
+         a.node->outputs.size() == b.node->outputs.size() && same_attrs(a.attrs, b.attrs) &&
+         a.node->subgraphs == b.node->subgraphs && a.node->num_captured == b.node->num_captured;
 }
 
 bool merge_nodes(Graph& graph) {
