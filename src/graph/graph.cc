@@ -19,7 +19,26 @@ ops::SubgraphSignature signature_of(const Graph& g) {
 
 std::map<std::string, ops::SubgraphSignature> Node::subgraph_signatures() const {
   std::map<std::string, ops::SubgraphSignature> signatures;
-  for (const auto& [attr, g] : subgraphs) signatures.emplace(attr, signature_of(*g));
+  std::vector<std::optional<TensorInfo>> node_inputs;
+  for (const Value* in : inputs) node_inputs.push_back(in ? in->info : std::nullopt);
+  const Attrs bound = schema().bind(attrs);
+  for (const auto& [attr, subgraph] : subgraphs) {
+    ops::SubgraphSignature& s = signatures.emplace(attr, signature_of(*subgraph)).first->second;
+    Graph g = subgraph->clone();
+    for (size_t k = 0; k < g.inputs().size(); ++k) {
+      Value* v = g.inputs()[k];
+      const std::optional<TensorInfo> given =
+          ops::subgraph_input_info(op, bound, node_inputs, static_cast<size_t>(num_captured), k);
+      if (given && (!v->info || v->info->dtype == given->dtype)) v->info = given;
+    }
+    try {
+      g.infer_shapes(/*allow_unknown=*/true);
+    } catch (const Error&) {
+      continue;  // a branch not taken for these inputs need not infer for them: it says so if it runs
+    }
+    for (size_t i = 0; i < g.outputs().size(); ++i)
+      if (g.outputs()[i]->info) s.outputs[i] = g.outputs()[i]->info;
+  }
   return signatures;
 }
 
@@ -323,7 +342,11 @@ bool Graph::infer_node(Node* n, bool allow_unknown) {
   }
   std::vector<TensorInfo> out;
   try {
-    out = schema.infer_types(schema.bind(n->attrs), infos, values, static_cast<int>(n->outputs.size()));
+    const Attrs attrs = schema.bind(n->attrs);
+    out = n->subgraphs.empty()
+              ? schema.infer_types(attrs, infos, values, static_cast<int>(n->outputs.size()))
+              : ops::infer_control_flow(n->op, attrs, infos, n->outputs.size(),
+                                        static_cast<size_t>(n->num_captured), n->subgraph_signatures());
   } catch (const Error& e) {
     if (allow_unknown && e.code() == ErrorCode::kUnsupported) return false;
     throw Error(e.code(), "node '" + n->name + "': " + e.what());

@@ -50,7 +50,8 @@ class Node {
   // number, condition and loop-carried values, ...). Subgraphs are immutable and shared by copies.
   std::map<std::string, std::shared_ptr<const Graph>> subgraphs;
   int num_captured = 0;
-  // What each subgraph declares about its inputs and outputs (ops::check_subgraphs reads it).
+  // What each subgraph takes and gives: its outputs inferred for the types and shapes the node's
+  // inputs have (where they are known and it infers), else as declared.
   std::map<std::string, ops::SubgraphSignature> subgraph_signatures() const;
 
   const ops::OpSchema& schema() const;

@@ -336,7 +336,115 @@ void require_directions(const AttrValue& value, const std::string& what) {
                ": a direction is 0 (forward) or 1 (reverse), got ", d);
 }
 
+// ---- inference ----
+
+const TensorInfo& known(const std::optional<TensorInfo>& info, const std::string& what) {
+  KILN_CHECK(info.has_value(), ErrorCode::kUnsupported, what, " is not known before it runs");
+  return *info;
+}
+
+// One info for two that agree on type and rank: dims that differ become free.
+TensorInfo merged(const TensorInfo& a, const std::optional<TensorInfo>& b, const std::string& what) {
+  const TensorInfo& other = known(b, what);
+  KILN_CHECK(a.dtype == other.dtype && a.shape.ndim() == other.shape.ndim(), ErrorCode::kUnsupported, what,
+             " may be ", dtype_name(a.dtype), " ", a.shape, " or ", dtype_name(other.dtype), " ",
+             other.shape);
+  std::vector<int64_t> dims = a.shape.dims();
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] != other.shape[static_cast<int>(d)]) dims[d] = Shape::kUnknown;
+  return TensorInfo{a.dtype, Shape(dims)};
+}
+
+// A scan output: the per-step info with the number of steps inserted at `axis`.
+TensorInfo stacked(const TensorInfo& step, int64_t axis, int64_t count, const std::string& what) {
+  const int rank = step.shape.ndim() + 1;
+  KILN_CHECK(axis >= -rank && axis < rank, ErrorCode::kInvalidArgument, what, "'s axis is ", axis,
+             ", outside rank ", rank);
+  std::vector<int64_t> dims = step.shape.dims();
+  dims.insert(dims.begin() + (axis < 0 ? axis + rank : axis), count);
+  return TensorInfo{step.dtype, Shape(dims)};
+}
+
 }  // namespace
+
+std::optional<TensorInfo> subgraph_input_info(const std::string& op, const Attrs& attrs,
+                                              const std::vector<std::optional<TensorInfo>>& node_inputs,
+                                              size_t num_captured, size_t k) {
+  const auto node_info = [&](size_t i) { return i < node_inputs.size() ? node_inputs[i] : std::nullopt; };
+  if (op == "If") return node_info(k + 1);
+  if (op == "Loop" && k == 0) return TensorInfo{DType::kInt64, Shape{}};
+  if (op == "Loop" && k == 1) return TensorInfo{DType::kBool, Shape{}};
+  if (op == "Scan") {
+    const auto scan_inputs = static_cast<size_t>(attrs.get_int("num_scan_inputs"));
+    if (node_inputs.size() < num_captured + scan_inputs) return std::nullopt;
+    const size_t states = node_inputs.size() - num_captured - scan_inputs;
+    if (k >= states && k < states + scan_inputs) {
+      std::optional<TensorInfo> info = node_info(k);
+      if (!info) return info;
+      const int rank = info->shape.ndim();
+      int64_t axis = attrs.has("scan_input_axes") ? attrs.get_ints("scan_input_axes").at(k - states) : 0;
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank) return std::nullopt;
+      std::vector<int64_t> dims = info->shape.dims();
+      dims.erase(dims.begin() + axis);
+      return TensorInfo{info->dtype, Shape(dims)};
+    }
+  }
+  return node_info(k);
+}
+
+std::vector<TensorInfo> infer_control_flow(const std::string& op, const Attrs& attrs,
+                                           const std::vector<std::optional<TensorInfo>>& node_inputs,
+                                           size_t num_outputs, size_t num_captured,
+                                           const std::map<std::string, SubgraphSignature>& subgraphs) {
+  std::vector<TensorInfo> out;
+  if (op == "If") {
+    const SubgraphSignature& then_branch = signature(subgraphs, op, "then_branch");
+    const SubgraphSignature& else_branch = signature(subgraphs, op, "else_branch");
+    for (size_t i = 0; i < num_outputs; ++i) {
+      const std::string what = "If output " + std::to_string(i);
+      out.push_back(merged(known(then_branch.outputs.at(i), what), else_branch.outputs.at(i), what));
+    }
+    return out;
+  }
+  const SubgraphSignature& body = signature(subgraphs, op, "body");
+  const size_t own = node_inputs.size() - num_captured;
+  if (op == "Loop") {
+    const size_t carried = own - 2;
+    // A carried value may change its shape from one iteration to the next: what the loop gives
+    // agrees with both its initial value and what the body gives.
+    for (size_t j = 0; j < carried; ++j) {
+      const std::string what = "Loop output " + std::to_string(j);
+      out.push_back(merged(known(node_inputs.at(2 + j), what), body.outputs.at(1 + j), what));
+    }
+    for (size_t k = carried; k < num_outputs; ++k)
+      out.push_back(stacked(known(body.outputs.at(1 + k), "Loop scan output " + std::to_string(k - carried)),
+                            0, Shape::kUnknown, "Loop scan output"));
+    return out;
+  }
+  if (op == "Scan") {
+    const auto scan_inputs = static_cast<size_t>(attrs.get_int("num_scan_inputs"));
+    const size_t states = own - scan_inputs;
+    int64_t steps = Shape::kUnknown;
+    if (scan_inputs > 0 && node_inputs.at(states)) {
+      const Shape& first = node_inputs[states]->shape;
+      int64_t axis = attrs.has("scan_input_axes") ? attrs.get_ints("scan_input_axes").at(0) : 0;
+      if (axis < 0) axis += first.ndim();
+      if (axis >= 0 && axis < first.ndim()) steps = first[static_cast<int>(axis)];
+    }
+    for (size_t j = 0; j < states; ++j) {
+      const std::string what = "Scan output " + std::to_string(j);
+      out.push_back(merged(known(node_inputs.at(j), what), body.outputs.at(j), what));
+    }
+    const std::vector<int64_t> axes = ints_or_zeros(attrs, "scan_output_axes", num_outputs - states);
+    for (size_t k = states; k < num_outputs; ++k) {
+      const std::string what = "Scan scan output " + std::to_string(k - states);
+      out.push_back(stacked(known(body.outputs.at(k), what), axes.at(k - states), steps, what));
+    }
+    return out;
+  }
+  raise(ErrorCode::kInternal, op, " is not a control-flow op");
+}
 
 bool is_control_flow(const std::string& op) {
   return op == "If" || op == "Loop" || op == "Scan";

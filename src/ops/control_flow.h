@@ -53,6 +53,23 @@ void check_subgraphs(const std::string& op, const Attrs& attrs,
                      const std::vector<std::optional<TensorInfo>>& node_inputs, size_t num_outputs,
                      size_t num_captured, const std::map<std::string, SubgraphSignature>& subgraphs);
 
+// The type and shape subgraph input k of a control-flow node takes from the node's inputs (`node_inputs`,
+// unset where not known): a branch's inputs are the node's captured values; a Loop body's are the
+// iteration number, the condition and the node's own; a Scan body's scan inputs are one step of
+// the node's. Unset when the node's input is not known.
+std::optional<TensorInfo> subgraph_input_info(const std::string& op, const Attrs& attrs,
+                                              const std::vector<std::optional<TensorInfo>>& node_inputs,
+                                              size_t num_captured, size_t k);
+
+// The node's output types and shapes from what its subgraphs give (`subgraphs`, inferred for the
+// node's inputs): an If's outputs where both branches agree on type and rank (dims that differ are
+// free), a Loop's or Scan's final values as the body gives them, their scan outputs with a free
+// (Loop) or known (Scan) number of steps. kiln::Error(kUnsupported) when something is not known.
+std::vector<TensorInfo> infer_control_flow(const std::string& op, const Attrs& attrs,
+                                           const std::vector<std::optional<TensorInfo>>& node_inputs,
+                                           size_t num_outputs, size_t num_captured,
+                                           const std::map<std::string, SubgraphSignature>& subgraphs);
+
 // Runs an If, Loop or Scan node on its inputs (a missing optional input is an undefined tensor),
 // the captured ones last. `signatures` gives the element shape of a Loop's scan outputs when the
 // loop runs no iteration. Errors say what is wrong but not which node: the caller names it.
