@@ -54,7 +54,7 @@ PassManager PassManager::for_level(OptLevel level, PassManagerOptions options) {
   if (level == OptLevel::kNone) return pm;
   // Folding first: it turns shape arithmetic into constants, which reveals no-op Reshapes to
   // identity elimination; dead-node elimination last sweeps up what both left behind.
-  pm.add(constant_folding_pass()).add(identity_elimination_pass());
+  pm.add(constant_folding_pass()).add(inline_constant_if_pass()).add(identity_elimination_pass());
   if (level == OptLevel::kAll)
     pm.add(common_subexpression_elimination_pass())
         .add(reshape_copied_dims_pass())

@@ -65,7 +65,10 @@ graph::Graph bind_inputs(const graph::Graph& source, const InputBinding& binding
   // Exported models compute sizes from shapes (Shape -> Gather -> Concat -> Reshape, with a free
   // batch dimension). Once the input shapes are concrete those values are constants: folding
   // them lets inference know every shape, and drops the nodes that only fed them.
+  // An If on a condition the shapes decide (a rank check) folds too: the branch it takes is
+  // inlined and folded in turn.
   graph::constant_folding_pass().run(g);
+  if (graph::inline_constant_if_pass().run(g)) graph::constant_folding_pass().run(g);
   graph::dead_node_elimination_pass().run(g);
   g.infer_shapes(binding.allow_unknown);
   return g;

@@ -42,10 +42,11 @@ TEST(PassManager, LevelsParseAndListTheirPasses) {
 
   EXPECT_TRUE(PassManager::for_level(OptLevel::kNone).passes().empty());
   EXPECT_EQ(pass_names(PassManager::for_level(OptLevel::kBasic)),
-            (std::vector<std::string>{"constant_folding", "identity_elimination", "dead_node_elimination"}));
+            (std::vector<std::string>{"constant_folding", "inline_constant_if", "identity_elimination",
+                                      "dead_node_elimination"}));
   EXPECT_EQ(PassManager::for_level(OptLevel::kBasic).options().max_sweeps, 1);
   EXPECT_EQ(pass_names(PassManager::for_level(OptLevel::kAll)),
-            (std::vector<std::string>{"constant_folding", "identity_elimination",
+            (std::vector<std::string>{"constant_folding", "inline_constant_if", "identity_elimination",
                                       "common_subexpression_elimination", "reshape_copied_dims",
                                       "fold_conv_batchnorm", "fuse_gelu", "dead_node_elimination"}));
   ASSERT_EQ(PassManager::for_level(OptLevel::kBasic).final_passes().size(), 1u);

@@ -187,6 +187,42 @@ std::vector<int> node_order(const ::onnx::GraphProto& graph, const std::set<std:
   return order;
 }
 
+// Scan before opset 9 walks axis 1 of inputs whose axis 0 is a batch, its body seeing one batch
+// entry: the same as a Scan over the batch (every input scanned along axis 0, no states) whose body
+// is one Scan of today's form over that entry. `attrs` become the outer Scan's; `own_inputs` is the
+// number of the node's inputs (states and scan inputs, sequence_lens dropped); `captured` are the
+// values the body reads from outside, which the new body passes on.
+std::shared_ptr<const graph::Graph> scan_over_batch(AttrMap& attrs,
+                                                    const std::shared_ptr<const graph::Graph>& body,
+                                                    size_t own_inputs,
+                                                    const std::vector<graph::Value*>& captured) {
+  const auto num_scan_inputs = attrs.find("num_scan_inputs");
+  KILN_CHECK(num_scan_inputs != attrs.end(), ErrorCode::kIo, "Scan needs num_scan_inputs");
+  AttrMap inner_attrs{{"num_scan_inputs", num_scan_inputs->second}};
+  for (const auto& [name, value] : attrs) {
+    if (name == "directions")
+      inner_attrs.emplace("scan_input_directions", value);
+    else
+      KILN_CHECK(name == "num_scan_inputs", ErrorCode::kUnsupported, "attribute '", name,
+                 "' of Scan-8 is not supported");
+  }
+  auto batch_entry = std::make_shared<graph::Graph>();
+  batch_entry->name = body->name + "/batch_entry";
+  std::vector<graph::Value*> inputs;
+  for (size_t k = 0; k < own_inputs; ++k)
+    inputs.push_back(batch_entry->add_input("entry_input_" + std::to_string(k)));
+  for (const graph::Value* v : captured) inputs.push_back(batch_entry->add_input(v->name, v->info));
+  std::vector<std::string> outputs;
+  for (size_t k = 0; k < body->outputs().size(); ++k) outputs.push_back("entry_output_" + std::to_string(k));
+  graph::Node* scan =
+      batch_entry->add_node_with_outputs("Scan", inputs, inner_attrs, "scan_of_entry", outputs);
+  scan->subgraphs = {{"body", body}};
+  scan->num_captured = static_cast<int>(captured.size());
+  batch_entry->set_outputs(scan->outputs);
+  attrs = {{"num_scan_inputs", static_cast<int64_t>(own_inputs)}};
+  return batch_entry;
+}
+
 // The importer consumes the model: each tensor's bytes are released as soon as they are converted.
 class Importer {
  public:
@@ -445,8 +481,11 @@ class Importer {
   // are not constants as its last inputs (graph::Node::subgraphs).
   void add_control_flow(::onnx::NodeProto& node, const TensorSource& source) {
     const std::string label = node_label(node);
-    if (node.op_type() == "Scan" && opset_ < 9)
-      return refuse(node, "Scan before opset 9 (a batch axis and sequence_lens) is not supported");
+    const bool batched_scan = node.op_type() == "Scan" && opset_ < 9;
+    if (batched_scan && node.input_size() > 0 && !node.input(0).empty())
+      return refuse(
+          node,
+          "Scan before opset 9 with sequence_lens (steps that differ per batch entry) is not supported");
     AttrMap attrs;
     std::vector<std::pair<std::string, ::onnx::GraphProto*>> bodies;
     for (auto& attr : *node.mutable_attribute()) {
@@ -488,6 +527,17 @@ class Importer {
     ImportedNode imported{node.op_type(), unique_node_name(node), std::move(attrs), {}, 0};
     for (const std::string& in : node.input())
       imported.inputs.push_back(in.empty() ? nullptr : graph_.find_value(in));
+    if (batched_scan) {
+      imported.inputs.erase(imported.inputs.begin());  // sequence_lens, absent
+      try {
+        subgraphs["body"] =
+            scan_over_batch(imported.attrs, subgraphs.at("body"), imported.inputs.size(), captured);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kUnsupported)
+          throw Error(e.code(), where_ + ": " + label + ": " + e.what());
+        return refuse(node, e.what());
+      }
+    }
     imported.inputs.insert(imported.inputs.end(), captured.begin(), captured.end());
     std::vector<std::string> output_names(node.output().begin(), node.output().end());
     try {

@@ -12,8 +12,11 @@
 // constants; a symbolic dimension ("batch") is a free dimension (-1) bound at run time;
 // value_info shapes are kept as hints for values whose shapes depend on data.
 //
+// If, Loop and Scan (opset 9 and up) come with their subgraphs (graph::Node::subgraphs): the
+// values of the graphs around a subgraph that it reads become its node's last inputs.
+//
 // Everything in the model that Kiln cannot run (an op it lacks, another domain, an attribute
-// or attribute value it does not support, control flow, a tensor type it does not have) is
+// or attribute value it does not support, a tensor type it does not have) is
 // listed in one kiln::Error(kUnsupported) before anything runs, each line naming the op, the
 // node, the domain and the opset. A malformed file (bad protobuf, a value used before any node
 // produces it, a cycle, a tensor whose bytes do not match its shape) gives kiln::Error(kIo).

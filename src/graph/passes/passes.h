@@ -28,6 +28,10 @@ struct ConstantFoldingOptions {
 // read) are left alone. Infers shapes as it goes, so it needs none and provides them.
 Pass constant_folding_pass(ConstantFoldingOptions options = {});
 
+// Replaces an If whose condition is a constant by a copy of the branch it takes (its values keep
+// their names where free), so that the branch is planned with the rest of the graph.
+Pass inline_constant_if_pass();
+
 // Rewrites a Reshape shape computed as Concat of the reshaped tensor's own dimensions (read through
 // Shape -> Gather [-> Unsqueeze]) and constants into one constant, with 0 (copy) for the copied
 // dimensions: shape arithmetic around a free batch dimension then dies. Needs shapes.
