@@ -2,7 +2,7 @@
 # Every test, from a fresh machine: install what is missing, build, and run
 #   1. the release build's whole ctest suite (unit tests, op cases, install check, examples);
 #   2. the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the threaded tests (engine, NDArray, profiler, runtime) under ThreadSanitizer;
+#   3. the threaded tests (engine, NDArray, profiler, runtime, deploy) under ThreadSanitizer;
 #   4. the file-parser fuzz targets for a short, fixed time.
 # Stages can be picked with KILN_TEST_STAGES="release asan tsan fuzz" (the default is all).
 set -euo pipefail
@@ -25,8 +25,8 @@ for stage in $stages; do
         ctest --preset asan -j "$jobs" -L unit
       ;;
     tsan)
-      scripts/build.sh tsan --target kiln_engine_tests kiln_ndarray_tests kiln_profiler_tests kiln_runtime_tests
-      TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -R "kiln_(engine|ndarray|profiler|runtime)_tests"
+      scripts/build.sh tsan --target kiln_engine_tests kiln_ndarray_tests kiln_profiler_tests kiln_runtime_tests kiln_deploy_tests
+      TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -R "kiln_(engine|ndarray|profiler|runtime|deploy)_tests"
       ;;
     fuzz)
       scripts/fuzz.sh "${KILN_FUZZ_SECONDS:-20}"

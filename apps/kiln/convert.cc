@@ -10,13 +10,13 @@
 #include <memory>
 
 #include "cli.h"
+#include "frontends/model_files.h"
 #include "frontends/mxnet/export.h"
 #include "frontends/mxnet/import.h"
 #include "frontends/onnx/export.h"
 #include "frontends/onnx/import.h"
 #include "graph/pass_manager.h"
 #include "kiln/error.hpp"
-#include "runtime/model_files.h"
 #include "runtime/plan.h"
 
 namespace kiln::cli {
@@ -51,14 +51,14 @@ void fix_input_shapes(graph::Graph& g, const std::map<std::string, Shape>& shape
 }
 
 LoadedModel load(const ConvertArgs& args, const std::map<std::string, Shape>& shapes) {
-  const runtime::ModelFiles files = runtime::resolve_model_files(args.in, args.epoch);
+  const frontends::ModelFiles files = frontends::resolve_model_files(args.in, args.epoch);
   LoadedModel model;
-  if (files.format == runtime::ModelFiles::Format::kOnnx) {
+  if (files.format == frontends::ModelFiles::Format::kOnnx) {
     model.graph = onnx::import_model(files.symbol_path);
     model.format = "ONNX";
   } else {
     // The MXNet importer needs the shapes while it converts (Reshape's special values).
-    const runtime::MxnetCheckpoint checkpoint = runtime::read_mxnet_checkpoint(files);
+    const frontends::MxnetCheckpoint checkpoint = frontends::read_mxnet_checkpoint(files);
     model.graph = mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name, shapes);
     model.format = "MXNet, epoch " + std::to_string(files.epoch);
     model.epoch = files.epoch;

@@ -31,6 +31,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "frontends/model_files.h"
 #include "frontends/mxnet/import.h"
 #include "frontends/onnx/export.h"
 #include "frontends/onnx/import.h"
@@ -43,7 +44,6 @@
 #include "kiln/quantize.hpp"
 #include "kiln/threading.hpp"
 #include "progress.h"
-#include "runtime/model_files.h"
 #include "stage_table.h"
 
 namespace kiln::cli {
@@ -105,9 +105,9 @@ std::vector<Step> parse_steps(const std::string& text) {
 }
 
 graph::Graph load_graph(const std::string& path) {
-  const runtime::ModelFiles files = runtime::resolve_model_files(path);
-  if (files.format == runtime::ModelFiles::Format::kOnnx) return onnx::import_model(files.symbol_path);
-  const runtime::MxnetCheckpoint checkpoint = runtime::read_mxnet_checkpoint(files);
+  const frontends::ModelFiles files = frontends::resolve_model_files(path);
+  if (files.format == frontends::ModelFiles::Format::kOnnx) return onnx::import_model(files.symbol_path);
+  const frontends::MxnetCheckpoint checkpoint = frontends::read_mxnet_checkpoint(files);
   return mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name);
 }
 

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "frontends/model_files.h"
 #include "frontends/mxnet/import.h"
 #include "graph/graph.h"
 #include "kiln/kiln.hpp"
 #include "kiln/nn/gluon.hpp"
 #include "kiln/npy.hpp"
-#include "runtime/model_files.h"
 
 namespace kiln::testing {
 
@@ -49,7 +49,8 @@ inline void train_on_digits(nn::HybridBlock& net, int epochs, double learning_ra
 
 // The graph Kiln imports from exported files PREFIX-symbol.json / PREFIX-0000.params, named `name`.
 inline graph::Graph import_digits_cnn(const std::string& prefix, const std::string& name) {
-  const runtime::MxnetCheckpoint files = runtime::read_mxnet_checkpoint(runtime::resolve_model_files(prefix));
+  const frontends::MxnetCheckpoint files =
+      frontends::read_mxnet_checkpoint(frontends::resolve_model_files(prefix));
   return mxnet::import_symbol(files.symbol, files.params, name);
 }
 

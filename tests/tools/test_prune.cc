@@ -12,6 +12,7 @@
 #include <numeric>
 #include <random>
 
+#include "frontends/model_files.h"
 #include "frontends/mxnet/import.h"
 #include "frontends/onnx/export.h"
 #include "graph/graph.h"
@@ -21,7 +22,6 @@
 #include "kiln/npy.hpp"
 #include "kiln/predictor.hpp"
 #include "kiln/prune.hpp"
-#include "runtime/model_files.h"
 #include "runtime/runtime_test_util.h"
 #include "test_support.h"
 #include "tools/digits_cnn.h"

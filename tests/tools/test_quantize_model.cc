@@ -9,6 +9,7 @@
 #include <iostream>
 #include <random>
 
+#include "frontends/model_files.h"
 #include "frontends/mxnet/import.h"
 #include "graph/graph.h"
 #include "graph/passes/passes.h"
@@ -16,7 +17,6 @@
 #include "kiln/nn/gluon.hpp"
 #include "kiln/npy.hpp"
 #include "kiln/quantize.hpp"
-#include "runtime/model_files.h"
 #include "runtime/runtime_test_util.h"
 #include "test_support.h"
 #include "tools/digits_cnn.h"

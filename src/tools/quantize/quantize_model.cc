@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "frontends/model_files.h"
 #include "frontends/mxnet/import.h"
 #include "frontends/onnx/export.h"
 #include "frontends/onnx/import.h"
@@ -14,7 +15,6 @@
 #include "kiln/npy.hpp"
 #include "kiln/predictor.hpp"
 #include "kiln/quantize.hpp"
-#include "runtime/model_files.h"
 
 namespace kiln::quantization {
 
@@ -377,9 +377,9 @@ graph::Graph quantize_dynamic(graph::Graph model, const QuantizeOptions& options
 namespace {
 
 Graph load_model(const std::string& model_path) {
-  const runtime::ModelFiles files = runtime::resolve_model_files(model_path);
-  if (files.format == runtime::ModelFiles::Format::kOnnx) return onnx::import_model(files.symbol_path);
-  const runtime::MxnetCheckpoint checkpoint = runtime::read_mxnet_checkpoint(files);
+  const frontends::ModelFiles files = frontends::resolve_model_files(model_path);
+  if (files.format == frontends::ModelFiles::Format::kOnnx) return onnx::import_model(files.symbol_path);
+  const frontends::MxnetCheckpoint checkpoint = frontends::read_mxnet_checkpoint(files);
   return mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name);
 }
 

@@ -7,7 +7,7 @@
 
 #include "kiln/mxnet_format.hpp"
 
-namespace kiln::runtime {
+namespace kiln::frontends {
 
 struct ModelFiles {
   enum class Format { kMxnet, kOnnx };
@@ -35,4 +35,4 @@ struct MxnetCheckpoint {
 // symbol on another); errors from either name the file.
 MxnetCheckpoint read_mxnet_checkpoint(const ModelFiles& files);
 
-}  // namespace kiln::runtime
+}  // namespace kiln::frontends

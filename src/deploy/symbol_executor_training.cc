@@ -1,7 +1,7 @@
 // Executor::forward(is_train=true) and Executor::backward: the training form of the symbol
 // (training_graph.h) and its gradient graph (autograd/graph_gradient.h), compiled once per
 // signature of array shapes and dtypes.
-#include "frontends/mxnet/executor_training.h"
+#include "deploy/symbol_executor_training.h"
 
 #include "frontends/mxnet/training_graph.h"
 #include "kiln/error.hpp"

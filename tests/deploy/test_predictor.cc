@@ -13,7 +13,7 @@
 
 #include "apps/tools/mxnet_mlp.h"
 #include "kiln/predictor.hpp"
-#include "runtime_test_util.h"
+#include "runtime/runtime_test_util.h"
 #include "test_support.h"
 
 namespace kiln::runtime {

@@ -1,5 +1,5 @@
 // Model path resolution and concurrent reading of MXNet checkpoints.
-#include "runtime/model_files.h"
+#include "frontends/model_files.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -7,7 +7,7 @@
 
 #include "kiln/error.hpp"
 
-namespace kiln::runtime {
+namespace kiln::frontends {
 
 namespace fs = std::filesystem;
 
@@ -90,4 +90,4 @@ MxnetCheckpoint read_mxnet_checkpoint(const ModelFiles& files) {
   return checkpoint;
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::frontends

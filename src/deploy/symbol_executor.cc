@@ -3,8 +3,8 @@
 // arrays hold; a new plan is made only when the arrays' shapes or dtypes change.
 #include <sstream>
 
+#include "deploy/symbol_executor_training.h"
 #include "frontends/mxnet/attr_parse.h"
-#include "frontends/mxnet/executor_training.h"
 #include "frontends/mxnet/import.h"
 #include "frontends/mxnet/training_graph.h"
 #include "kiln/error.hpp"

@@ -2,12 +2,12 @@
 // form, a symbol file, a parameter file and the data shape.
 #include <set>
 
+#include "frontends/model_files.h"
 #include "frontends/mxnet/import.h"
 #include "frontends/onnx/import.h"
 #include "graph/graph.h"
 #include "kiln/error.hpp"
 #include "kiln/predictor.hpp"
-#include "runtime/model_files.h"
 
 namespace kiln {
 
@@ -38,11 +38,11 @@ std::string data_variable(const mxnet::MxnetSymbol& symbol, const mxnet::NamedTe
 }  // namespace
 
 Predictor Predictor::load(const std::string& model_path, const PredictorOptions& options) {
-  const runtime::ModelFiles files = runtime::resolve_model_files(model_path, options.epoch);
-  if (files.format == runtime::ModelFiles::Format::kOnnx) {
+  const frontends::ModelFiles files = frontends::resolve_model_files(model_path, options.epoch);
+  if (files.format == frontends::ModelFiles::Format::kOnnx) {
     return Predictor(onnx::import_model(files.symbol_path), options);
   }
-  const runtime::MxnetCheckpoint checkpoint = runtime::read_mxnet_checkpoint(files);
+  const frontends::MxnetCheckpoint checkpoint = frontends::read_mxnet_checkpoint(files);
   return Predictor(
       mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name, options.input_shapes), options);
 }
@@ -52,11 +52,11 @@ namespace {
 // The seed form's Predictor: the checkpoint read, its data variable given `data_shape`.
 Predictor load_with_data_shape(const std::string& symbol_file, const std::string& params_file,
                                const Shape& data_shape, const PredictorOptions& options) {
-  runtime::ModelFiles files;
+  frontends::ModelFiles files;
   files.symbol_path = symbol_file;
   files.params_path = params_file;
-  files.name = runtime::model_name(symbol_file);
-  const runtime::MxnetCheckpoint checkpoint = runtime::read_mxnet_checkpoint(files);
+  files.name = frontends::model_name(symbol_file);
+  const frontends::MxnetCheckpoint checkpoint = frontends::read_mxnet_checkpoint(files);
   PredictorOptions with_shape = options;
   with_shape.input_shapes[data_variable(checkpoint.symbol, checkpoint.params, "model '" + files.name + "'")] =
       data_shape;
