@@ -63,11 +63,18 @@ DType compute_dtype(const graph::Graph& graph, const std::string& precision) {
 
 // The machine's practical peak in GFLOPS: `given` when positive, else a matmul in the model's
 // arithmetic on Kiln's threads timed for half a second (after the model's timing, so the two do
-// not share the cores), or nothing without the oneDNN backend.
+// not share the cores), or nothing without the oneDNN backend or where this CPU has no such
+// arithmetic (bfloat16 without AVX-512), which is said on stderr.
 std::optional<double> machine_peak_gflops(double given, DType dtype) {
   if (given > 0) return given;
 #ifdef KILN_WITH_ONEDNN
-  return onednn::measure_matmul_peak_gflops(num_threads(), dtype, 0.5);
+  try {
+    return onednn::measure_matmul_peak_gflops(num_threads(), dtype, 0.5);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kUnsupported) throw;
+    std::cerr << "kiln bench: no share of peak: " << e.what() << "\n";
+    return std::nullopt;
+  }
 #else
   (void)dtype;
   return std::nullopt;

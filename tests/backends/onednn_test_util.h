@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/onednn/cpu_features.h"
 #include "random_tensor.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_provider.h"
@@ -28,10 +29,20 @@ inline const runtime::KernelProvider* onednn_provider() {
 
 using kiln::testing::random_tensor;
 
-// True when oneDNN computes float16 on this CPU (AVX512-FP16, as in Sapphire Rapids and later):
-// elsewhere oneDNN's primitives refuse f16 and its nodes stay with the reference kernels.
-inline bool cpu_has_f16() {
-  return __builtin_cpu_supports("avx512fp16") != 0;
+// The provider that must take a node over `dtype` data: oneDNN where it computes that type on
+// this CPU (bfloat16 needs AVX-512, float16 AVX512-FP16: cpu_features.h), else the reference
+// kernels, since oneDNN's primitives refuse the type.
+inline std::string provider_for(DType dtype) {
+  if (dtype == DType::kBFloat16) return cpu_computes_bf16() ? "onednn" : "reference";
+  if (dtype == DType::kFloat16) return cpu_computes_f16() ? "onednn" : "reference";
+  return "onednn";
+}
+
+// The provider that must take an 8-bit convolution or matmul over a `source` activation whose
+// weights lie in [-64, 63]: oneDNN, but the reference kernels for an s8 source on a CPU without VNNI,
+// where oneDNN's result would not be exact (int8_products_exact).
+inline std::string int8_provider(DType source) {
+  return cpu_has_int8_dot_product() || source == DType::kUInt8 ? "onednn" : "reference";
 }
 
 // One input of the node under test: fed at run time, or a constant (an initializer). An

@@ -81,13 +81,13 @@ TEST(OnednnBinary, WhatOneDnnDoesNotCoverStaysWithTheReference) {
 
 TEST(OnednnBinary, LowPrecisionTypes) {
   std::mt19937 rng(24);
-  const std::optional<std::string> f16 = cpu_has_f16() ? std::optional<std::string>("onednn") : "reference";
+  const std::string f16 = provider_for(DType::kFloat16), bf16 = provider_for(DType::kBFloat16);
   for (const std::string& op : kOps) {
     SCOPED_TRACE(op);
     compare(op, {},
             {{signed_values({8, 25, 41}, rng, DType::kBFloat16)},
              {signed_values({25, 1}, rng, DType::kBFloat16)}},
-            CompareOptions{.tolerance = 1e-2});
+            CompareOptions{.provider = bf16, .tolerance = 1e-2});
     compare(
         op, {},
         {{signed_values({8, 25, 41}, rng, DType::kFloat16)}, {signed_values({25, 1}, rng, DType::kFloat16)}},

@@ -52,7 +52,7 @@ TEST(OnednnConvTranspose, ShapesStridesDilationsPadsAndGroups) {
 
 TEST(OnednnConvTranspose, LowPrecisionTypes) {
   std::mt19937 rng(72);
-  const std::optional<std::string> f16 = cpu_has_f16() ? std::optional<std::string>("onednn") : "reference";
+  const std::string f16 = provider_for(DType::kFloat16);
   const AttrMap attrs{{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"output_padding", Ints{1, 1}}};
   for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
     SCOPED_TRACE(dtype_name(dtype));
@@ -61,8 +61,7 @@ TEST(OnednnConvTranspose, LowPrecisionTypes) {
             {{random_tensor({1, 16, 6, 6}, rng, -1.f, 1.f, dtype)},
              {random_tensor({16, 8, 3, 3}, rng, -1.f, 1.f, dtype), true},
              {random_tensor({8}, rng, -1.f, 1.f, dtype), true}},
-            CompareOptions{.provider = half ? f16 : std::optional<std::string>("onednn"),
-                           .tolerance = half ? 2e-3 : 1e-2});
+            CompareOptions{.provider = provider_for(dtype), .tolerance = half ? 2e-3 : 1e-2});
   }
 }
 

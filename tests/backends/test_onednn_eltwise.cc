@@ -64,15 +64,15 @@ TEST(OnednnEltwise, BFloat16WithALooserTolerance) {
   std::mt19937 rng(12);
   for (const UnaryCase& c : unary_cases()) {
     SCOPED_TRACE(c.op);
-    compare(c.op, c.attrs, {{test_values(rng, DType::kBFloat16)}},
-            CompareOptions{.tolerance = 1e-2, .per_element = true});
+    compare(
+        c.op, c.attrs, {{test_values(rng, DType::kBFloat16)}},
+        CompareOptions{.provider = provider_for(DType::kBFloat16), .tolerance = 1e-2, .per_element = true});
   }
 }
 
 TEST(OnednnEltwise, Float16WhereTheCpuComputesIt) {
   std::mt19937 rng(13);
-  const std::optional<std::string> provider =
-      cpu_has_f16() ? std::optional<std::string>("onednn") : "reference";
+  const std::string provider = provider_for(DType::kFloat16);
   for (const UnaryCase& c : unary_cases()) {
     SCOPED_TRACE(c.op);
     compare(c.op, c.attrs, {{test_values(rng, DType::kFloat16)}},

@@ -58,7 +58,6 @@ TEST(OnednnLayerNorm, MeanOutputAndValuesFarFromZero) {
 
 TEST(OnednnLayerNorm, LowPrecisionData) {
   std::mt19937 rng(64);
-  const std::optional<std::string> f16 = cpu_has_f16() ? std::optional<std::string>("onednn") : "reference";
   for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
     SCOPED_TRACE(dtype_name(dtype));
     const bool half = dtype == DType::kFloat16;
@@ -66,8 +65,7 @@ TEST(OnednnLayerNorm, LowPrecisionData) {
             {{random_tensor({6, 48}, rng, -2.f, 2.f, dtype)},
              {random_tensor({48}, rng, -1.f, 1.f, dtype), true},
              {random_tensor({48}, rng, -1.f, 1.f, dtype), true}},
-            CompareOptions{.provider = half ? f16 : std::optional<std::string>("onednn"),
-                           .tolerance = half ? 2e-3 : 1e-2});
+            CompareOptions{.provider = provider_for(dtype), .tolerance = half ? 2e-3 : 1e-2});
   }
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 
+#include "backends/onednn/onednn_common.h"
 #include "backends/onednn_test_util.h"
 #include "kiln/predictor.hpp"
 
@@ -65,6 +66,17 @@ PredictorOverWeight predictor_over_random_weight(std::mt19937& rng, bool also_su
   return {w.to_vector<float>(), w.storage(), Predictor(model(w, also_summed))};
 }
 
+// Whether oneDNN's float32 matmul of `rows` rows prefers the weight in a layout of its own (packed)
+// on this CPU: with AVX-512 it does; on AVX2 its gemm reads the row-major weight as it is.
+bool onednn_packs_weight(int64_t rows) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const dnnl::memory::desc a({rows, kIn}, dt::f32, tag::ab), b({kIn, kOut}, dt::f32, tag::any),
+      c({rows, kOut}, dt::f32, tag::ab);
+  const dnnl::matmul::primitive_desc pd(cpu_engine(), a, b, c);
+  return pd.weights_desc() != dnnl::memory::desc({kIn, kOut}, dt::f32, tag::ab);
+}
+
 TEST(OnednnPackedWeights, APredictorLetsAPackedWeightGoAndRebuildsItExactly) {
   std::mt19937 rng(41);
   const auto [w_values, given, p] = predictor_over_random_weight(rng, false);
@@ -72,6 +84,11 @@ TEST(OnednnPackedWeights, APredictorLetsAPackedWeightGoAndRebuildsItExactly) {
 
   const Tensor x1 = random_tensor({1, kIn}, rng);
   expect_relu_product(p.predict({x1})[0], x1, w_values);
+  if (!onednn_packs_weight(1)) {
+    // Nothing is packed: the plan reads the weight as given, which therefore stays.
+    EXPECT_FALSE(given.expired()) << "a weight the plan reads in place was let go";
+    return;
+  }
   EXPECT_TRUE(given.expired()) << "the packed weight is still held as given too";
 
   // Another shape compiles from the rebuilt weight, which is let go again once packed.

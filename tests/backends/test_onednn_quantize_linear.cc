@@ -102,13 +102,13 @@ TEST(OnednnQuantizeLinear, WritesChannelsLastForTheInt8KernelsAfterIt) {
   graph::Graph g;
   graph::Value* x = g.add_input("x", ops::TensorInfo{DType::kFloat32, shape});
   graph::Value* scale = g.add_initializer("s", Tensor::scalar(0.02, DType::kFloat32));
-  graph::Value* zero = g.add_initializer("z", Tensor::scalar(-2, DType::kInt8));
+  graph::Value* zero = g.add_initializer("z", Tensor::scalar(126, DType::kUInt8));
   graph::Node* q = g.add_node("QuantizeLinear", {x, scale, zero}, {}, "q");
   graph::Node* pool =
       g.add_node("MaxPool", {q->outputs[0]}, {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}});
   graph::Node* conv = g.add_node(
       "FusedQLinearConv", {pool->outputs[0], scale, zero,
-                           g.add_initializer("w", random_tensor({4, 5, 3, 3}, rng, -100, 100, DType::kInt8)),
+                           g.add_initializer("w", random_tensor({4, 5, 3, 3}, rng, -64, 63, DType::kInt8)),
                            g.add_initializer("ws", Tensor::scalar(0.01, DType::kFloat32))});
   g.add_output(conv->outputs[0]);
   g.infer_shapes();
@@ -116,7 +116,7 @@ TEST(OnednnQuantizeLinear, WritesChannelsLastForTheInt8KernelsAfterIt) {
   ASSERT_EQ(fast->steps.size(), 3u) << "a conversion between the int8 kernels";
   const runtime::PlanValue& quantized = fast->values.at(static_cast<size_t>(fast->steps[0].outputs[0]));
   ASSERT_NE(quantized.layout, nullptr);
-  EXPECT_EQ(quantized.layout->describe(), "oneDNN acdb s8");
+  EXPECT_EQ(quantized.layout->describe(), "oneDNN acdb u8");
   // Quotients a quarter step from an integer, so that both kernels quantize alike.
   std::uniform_int_distribution<int> steps(-140, 140);
   std::vector<float> values(static_cast<size_t>(shape.numel()));

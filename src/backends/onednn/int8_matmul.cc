@@ -1,6 +1,8 @@
 // The shared int8 matmul of the quantized MatMul kernels (see int8_matmul.h).
 #include "backends/onednn/int8_matmul.h"
 
+#include "backends/onednn/cpu_features.h"
+
 namespace kiln::onednn {
 
 using tag = dnnl::memory::format_tag;
@@ -18,6 +20,7 @@ std::vector<Arg> Int8Matmul::arguments(const void* a, void* out, const void* bia
 std::optional<Int8Matmul> make_int8_matmul(const ops::TensorInfo& a, DType a_dtype, const Tensor& b,
                                            std::vector<float> weight_scales, const ops::TensorInfo& y,
                                            bool has_bias, dnnl::primitive_attr attr) {
+  if (!int8_products_exact(a_dtype, b)) return std::nullopt;
   const int rank = a.shape.ndim();
   Int8Matmul m;
   m.weight_scales = std::move(weight_scales);

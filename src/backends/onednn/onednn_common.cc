@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string_view>
 
+#include "backends/onednn/cpu_features.h"
 #include "backends/onednn/loop_layout.h"
 #include "kiln/error.hpp"
 #include "kiln/storage.hpp"
@@ -333,9 +334,11 @@ std::optional<dnnl::memory::desc> stored_desc(const runtime::KernelQuery& query,
 }
 
 dnnl::memory::data_type compute_type(const runtime::KernelQuery& query, DType dtype) {
-  if (dtype == DType::kFloat32 && query.precision == runtime::Precision::kBFloat16)
+  // On a CPU without the low-precision arithmetic, float32 stays float32: oneDNN would refuse the
+  // primitive and leave the node to the slower reference kernels.
+  if (dtype == DType::kFloat32 && query.precision == runtime::Precision::kBFloat16 && cpu_computes_bf16())
     return dnnl::memory::data_type::bf16;
-  if (dtype == DType::kFloat32 && query.precision == runtime::Precision::kFloat16)
+  if (dtype == DType::kFloat32 && query.precision == runtime::Precision::kFloat16 && cpu_computes_f16())
     return dnnl::memory::data_type::f16;
   return *to_dnnl(dtype);
 }

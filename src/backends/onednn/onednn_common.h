@@ -186,7 +186,7 @@ class OnednnLayout final : public runtime::ValueLayout {
 // when it has none, or nothing when another backend's layout (which this one cannot read).
 std::optional<dnnl::memory::desc> stored_desc(const runtime::KernelQuery& query, int i);
 // The element type a primitive computes a floating-point tensor of `dtype` in under the query's
-// precision (bf16 or f16 for float32 when asked, else the tensor's own type).
+// precision (bf16 or f16 for float32 when asked and this CPU computes it, else the tensor's own type).
 dnnl::memory::data_type compute_type(const runtime::KernelQuery& query, DType dtype);
 
 // Input i's descriptor when it is stored row-major in some float type: a plain Kiln tensor, or a

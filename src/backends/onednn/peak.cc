@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/onednn/cpu_features.h"
 #include "backends/onednn/onednn_common.h"
 #include "kiln/error.hpp"
 
@@ -61,6 +62,9 @@ double measure_matmul_peak_gflops(int threads, DType dtype, double seconds) {
              "measure_matmul_peak_gflops: expected at least 1 thread, got ", threads);
   KILN_CHECK(seconds > 0, ErrorCode::kInvalidArgument,
              "measure_matmul_peak_gflops: expected a positive time in seconds, got ", seconds);
+  KILN_CHECK(dtype != DType::kBFloat16 || cpu_computes_bf16(), ErrorCode::kUnsupported,
+             "measure_matmul_peak_gflops: oneDNN computes no bfloat16 on this CPU (it needs AVX-512 or "
+             "AVX-NE-CONVERT)");
   const OmpThreads omp_threads(threads);
   // int8 is what Kiln's quantized kernels run: unsigned 8-bit activations times signed 8-bit
   // weights, summed in int32 (VNNI's vpdpbusd, AMX's tdpbusd).

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backends/onednn/conv_geometry.h"
+#include "backends/onednn/cpu_features.h"
 #include "backends/onednn/onednn_common.h"
 #include "ops/fused_quantized_inputs.h"
 
@@ -99,6 +100,7 @@ runtime::KernelChoice make_qlinear_conv_kernel(const runtime::KernelQuery& query
   const Tensor* w_scale = constant_input(node, kWScale);
   const Tensor* x_scale = constant_input(node, kXScale);
   if (!w_constant || !w_scale || !x_scale || w_constant->dtype() != DType::kInt8) return {};
+  if (!int8_products_exact(input_info(node, kX).dtype, *w_constant)) return {};
   if (has_input(node, kXZero) && !constant_input(node, kXZero)) return {};
   if (has_input(node, kYScale) && !constant_input(node, kYScale)) return {};
   if (has_input(node, kYZero) && !constant_input(node, kYZero)) return {};
