@@ -69,6 +69,8 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_flag("--keep-first", args->options.keep_first_layer_fp32,
                 "keep the first Conv/MatMul/Gemm in float");
   cmd->add_flag("--keep-last", args->options.keep_last_layer_fp32, "keep the last Conv/MatMul/Gemm in float");
+  cmd->add_flag("--reduce-range", args->options.reduce_range,
+                "7-bit weights: exact on the int8 kernels of CPUs without VNNI (AVX2)");
   cmd->callback([args] { quantize(*args); });
 }
 

@@ -108,6 +108,10 @@ struct QuantizeOptions {
   std::vector<std::string> excluded_op_types;    // ops kept in float ("Gemm", ...)
   bool keep_first_layer_fp32 = false;            // the first Conv/MatMul/Gemm in graph order
   bool keep_last_layer_fp32 = false;             // the last one
+  // Weights in 7 bits ([-63, 63], scale max |w| / 63), as ONNX Runtime's reduce_range: on CPUs without
+  // VNNI (AVX2) 8-bit kernels add pairs of uint8 x int8 products in int16, which full-range weights
+  // can saturate (ONNX Runtime's) or which send the node to the slower exact kernels (Kiln's).
+  bool reduce_range = false;
 };
 
 // The thresholds calibration chose, per activation name (for reports and tests).

@@ -82,7 +82,13 @@ expect_status 0 "$kiln" optimize "$dir/digits_cnn" --steps fuse,bf16 --min-step-
 grep -q "^kiln: warning: step bf16 sped the model up less than 1000x over + fuse at batch 1 (.*x), batch 8 (.*x) in 2 interleaved rounds; --skip-slower drops such a step" \
   "$dir/err.txt" || fail "no warning for a step short of --min-step-speedup"
 grep -q "^+ bf16 .*x (under 1000x) " "$dir/out.txt" || fail "the table does not mark the short step"
-[ "$(bf16_initializers "$dir/kept.onnx")" -gt 0 ] || fail "without --skip-slower the bf16 step was not kept"
+# oneDNN computes bfloat16 from AVX-512 on: elsewhere the bf16 step leaves every node in float32,
+# where the kernels are fast.
+if grep -qw avx512bw /proc/cpuinfo; then
+  [ "$(bf16_initializers "$dir/kept.onnx")" -gt 0 ] || fail "without --skip-slower the bf16 step was not kept"
+else
+  [ "$(bf16_initializers "$dir/kept.onnx")" -eq 0 ] || fail "bf16 weights on a CPU without bfloat16 kernels"
+fi
 expect_status 0 "$kiln" optimize "$dir/digits_cnn" --steps fuse,bf16 --skip-slower --min-step-speedup 1000 --iters 2 \
   --rounds 2 --no-onnxruntime --report "$dir/skipped.md" -o "$dir/skipped.onnx"
 grep -q "^kiln: warning: step fuse sped the model up less than 1000x over the original at .* skipped (--skip-slower)" \

@@ -1,10 +1,13 @@
 """ONNX Runtime's side of the QDQ round trip (tests/tools/test_qdq_onnxruntime.cc).
 
-    qdq_onnxruntime.py make DIR   writes DIR/float.onnx (a small CNN with random weights),
+    qdq_onnxruntime.py make DIR [--reduce-range]
+                                  writes DIR/float.onnx (a small CNN with random weights),
                                   DIR/calib/NNN.npy (calibration batches, random normal),
                                   DIR/input.npy, DIR/ort_qdq.onnx (float.onnx quantized by
                                   onnxruntime.quantization.quantize_static, QDQ format, from the
-                                  same batches) and DIR/ort_qdq_output.npy (ORT running it)
+                                  same batches; 7-bit weights with --reduce-range, which CPUs
+                                  without VNNI need for exact int8 products) and
+                                  DIR/ort_qdq_output.npy (ORT running it)
     qdq_onnxruntime.py run MODEL INPUT OUTPUT   runs MODEL on INPUT with ORT, saves OUTPUT
 """
 import os
@@ -60,7 +63,7 @@ def run(model, x):
     return session.run(None, {"x": x})[0]
 
 
-def make(folder):
+def make(folder, reduce_range):
     rng = np.random.default_rng(0)
     os.makedirs(os.path.join(folder, "calib"), exist_ok=True)
     onnx.save(small_cnn(rng), os.path.join(folder, "float.onnx"))
@@ -71,12 +74,13 @@ def make(folder):
     np.save(os.path.join(folder, "input.npy"), x)
     qdq = os.path.join(folder, "ort_qdq.onnx")
     quantize_static(os.path.join(folder, "float.onnx"), qdq, Batches(batches), quant_format=QuantFormat.QDQ,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True)
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
+                    reduce_range=reduce_range)
     np.save(os.path.join(folder, "ort_qdq_output.npy"), run(qdq, x))
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "make":
-        make(sys.argv[2])
+        make(sys.argv[2], "--reduce-range" in sys.argv[3:])
     else:
         np.save(sys.argv[4], run(sys.argv[2], np.load(sys.argv[3])))

@@ -29,7 +29,7 @@ bool int8_products_exact(DType source_type, const Tensor& weights) {
   if (cpu_has_int8_dot_product()) return true;
   if (source_type != DType::kUInt8) return false;
   const std::vector<int32_t> w = weights.cast(DType::kInt32).contiguous().to_vector<int32_t>();
-  return std::all_of(w.begin(), w.end(), [](int32_t v) { return v >= -64 && v <= 63; });
+  return std::all_of(w.begin(), w.end(), [](int32_t v) { return v >= -64 && v <= 64; });
 }
 
 bool cpu_computes_bf16() {

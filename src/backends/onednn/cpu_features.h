@@ -15,7 +15,7 @@ bool cpu_has_int8_dot_product();
 // for a source of `source_type` and these constant s8 `weights`. Without VNNI oneDNN multiplies
 // with vpmaddubsw, which adds each pair of u8 x s8 products in int16 with saturation, and it halves
 // the weights of an s8 source to keep those sums in range; so there only a u8 source whose
-// weights lie in [-64, 63] is exact (2 * 255 * 64 < 32767). This is why ONNX Runtime's quantizer
+// weights lie in [-64, 64] is exact (2 * 255 * 64 < 32767). This is why ONNX Runtime's quantizer
 // offers 7-bit weights ("reduce_range") for CPUs without VNNI.
 bool int8_products_exact(DType source_type, const Tensor& weights);
 

@@ -225,12 +225,14 @@ std::vector<TensorStatistics> collect_statistics(const Graph& model, const std::
   return stats;
 }
 
-// A per-channel symmetric int8 copy of a weight: scale_c = max |w_c| / 127 along `axis`.
+// A per-channel symmetric int8 copy of a weight: scale_c = max |w_c| / 127 along `axis` (63 with
+// reduce_range: 7-bit weights, see QuantizeOptions).
 struct QuantizedWeight {
   Tensor values, scales, zero_points;
 };
 
-QuantizedWeight quantize_weight(const Tensor& w, int axis) {
+QuantizedWeight quantize_weight(const Tensor& w, int axis, bool reduce_range) {
+  const float largest = reduce_range ? 63.0f : 127.0f;
   const Tensor dense = w.contiguous();
   const Shape& shape = dense.shape();
   int64_t outer = 1, inner = 1;
@@ -244,7 +246,7 @@ QuantizedWeight quantize_weight(const Tensor& w, int axis) {
       for (int64_t i = 0; i < inner; ++i)
         scales[static_cast<size_t>(c)] =
             std::max(scales[static_cast<size_t>(c)], std::abs(src[(o * channels + c) * inner + i]));
-  for (float& s : scales) s = s > 0 ? s / 127.0f : 1.0f;  // an all-zero channel: any scale is exact
+  for (float& s : scales) s = s > 0 ? s / largest : 1.0f;  // an all-zero channel: any scale is exact
   QuantizedWeight q;
   q.values = Tensor::empty(shape, DType::kInt8);
   int8_t* dst = q.values.data<int8_t>();
@@ -253,7 +255,7 @@ QuantizedWeight quantize_weight(const Tensor& w, int axis) {
       for (int64_t i = 0; i < inner; ++i) {
         const int64_t k = (o * channels + c) * inner + i;
         dst[k] = static_cast<int8_t>(
-            std::clamp(std::nearbyint(src[k] / scales[static_cast<size_t>(c)]), -127.0f, 127.0f));
+            std::clamp(std::nearbyint(src[k] / scales[static_cast<size_t>(c)]), -largest, largest));
       }
   q.scales = Tensor::from_vector<float>(scales, Shape{channels});
   q.zero_points = Tensor::zeros(Shape{channels}, DType::kInt8);
@@ -270,12 +272,12 @@ void redirect_reads(Graph& g, Value* v, Value* with, const Node* keep) {
   }
 }
 
-void quantize_weights(Graph& g, const Selection& selection) {
+void quantize_weights(Graph& g, const Selection& selection, bool reduce_range) {
   for (size_t i = 0; i < selection.compute.size(); ++i) {
     Node* n = selection.compute[i];
     const int axis = selection.channel_axes[i];
     Value* w = n->inputs[1];
-    const QuantizedWeight q = quantize_weight(w->constant, axis);
+    const QuantizedWeight q = quantize_weight(w->constant, axis, reduce_range);
     const std::string base = w->name + "_quantized";
     Value* values = g.add_initializer(g.fresh_name(base), q.values);
     Value* scales = g.add_initializer(g.fresh_name(base + "_scale"), q.scales);
@@ -343,7 +345,7 @@ graph::Graph quantize_model(graph::Graph model, const CalibrationBatches& batche
         g.add_node("DequantizeLinear", {q->outputs[0], s, z}, {}, g.fresh_name(v->name + "_dequantize"));
     redirect_reads(g, v, dq->outputs[0], q);
   }
-  quantize_weights(g, selection);
+  quantize_weights(g, selection, options.reduce_range);
   g.infer_shapes(/*allow_unknown=*/true);
   g.verify();
   if (calibration) *calibration = std::move(result);
@@ -368,7 +370,7 @@ graph::Graph quantize_dynamic(graph::Graph model, const QuantizeOptions& options
     }
     g.set_input(n, 0, it->second);
   }
-  quantize_weights(g, selection);
+  quantize_weights(g, selection, options.reduce_range);
   g.infer_shapes(/*allow_unknown=*/true);
   g.verify();
   return model;
