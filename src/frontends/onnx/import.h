@@ -35,7 +35,7 @@
 namespace kiln::onnx {
 
 // The opsets of the default domain this importer reads.
-inline constexpr int kOldestOpset = 7;
+inline constexpr int kOldestOpset = 1;
 inline constexpr int kNewestOpset = 28;
 
 struct ImportOptions {

@@ -222,6 +222,81 @@ void group_norm_affine_per_channel(UpgradeContext& ctx) {
   }
 }
 
+// Opsets 1 to 5 marked inputs an op could overwrite (`consumed_inputs`), a hint for in-place
+// execution with no effect on the result; opset 6 dropped it.
+void drop_consumed_inputs(UpgradeContext& ctx) {
+  ctx.take_attr("consumed_inputs");
+}
+
+// Binary ops before 7 broadcast only with broadcast=1, and then B's dimensions line up with A's
+// from `axis` on (from the end without it, as numpy's rule does); without broadcast the shapes
+// are equal. An `axis` short of the end becomes trailing dimensions of one on B.
+void legacy_broadcast(UpgradeContext& ctx) {
+  const auto broadcast = ctx.take_attr("broadcast");
+  const auto axis = ctx.take_attr("axis");
+  if (!broadcast || std::get<int64_t>(broadcast->coerced_to(AttrType::kInt, "broadcast").variant()) == 0 ||
+      !axis)
+    return;
+  const std::optional<int> a_rank = ctx.input_rank(0), b_rank = ctx.input_rank(1);
+  KILN_CHECK(a_rank && b_rank, ErrorCode::kUnsupported, ctx.node().op, " '", ctx.node().name, "': opset ",
+             ctx.opset(), " broadcasts along an axis, which needs both input ranks at import");
+  int64_t start = std::get<int64_t>(axis->coerced_to(AttrType::kInt, "axis").variant());
+  if (start < 0) start += *a_rank;
+  const int64_t trailing = *a_rank - start - *b_rank;
+  KILN_CHECK(start >= 0 && trailing >= 0, ErrorCode::kIo, ctx.node().op, " '", ctx.node().name, "': axis ",
+             start, " does not fit B (rank ", *b_rank, ") into A (rank ", *a_rank, ")");
+  if (trailing == 0) return;
+  std::vector<int64_t> new_axes;
+  for (int64_t k = 0; k < trailing; ++k) new_axes.push_back(*b_rank + k);
+  ctx.set_input(1, ctx.add("Unsqueeze", {ctx.node().inputs[1], ctx.ints(new_axes, "axes")}, {}, "aligned"));
+}
+
+// Gemm before 7 said with `broadcast` whether C broadcasts; since 7 it always may.
+void gemm_broadcast(UpgradeContext& ctx) {
+  ctx.take_attr("broadcast");
+}
+
+// BatchNormalization and Dropout before 7 had is_test (training mode is not what a model file runs).
+void drop_is_test(UpgradeContext& ctx) {
+  ctx.take_attr("is_test");
+}
+
+// Reshape before 5 took the shape as an attribute.
+void reshape_shape_attr(UpgradeContext& ctx) {
+  if (auto shape = ctx.take_attr("shape")) ctx.set_input(1, ctx.ints(as_ints(*shape, "shape"), "shape"));
+}
+
+// Concat before 4 had axis 1 by default.
+void concat_default_axis(UpgradeContext& ctx) {
+  if (!ctx.node().attrs.count("axis")) ctx.node().attrs.insert_or_assign("axis", AttrValue(int64_t{1}));
+}
+
+// Cast before 6 named the target type ("FLOAT", "INT64", ...), as TensorProto.DataType spells it.
+void cast_type_name(UpgradeContext& ctx) {
+  const auto to = ctx.node().attrs.find("to");
+  if (to == ctx.node().attrs.end() || to->second.type() != AttrType::kString) return;
+  static const std::map<std::string, int64_t> codes = {
+      {"FLOAT", 1},   {"UINT8", 2},   {"INT8", 3},   {"UINT16", 4}, {"INT16", 5},
+      {"INT32", 6},   {"INT64", 7},   {"STRING", 8}, {"BOOL", 9},   {"FLOAT16", 10},
+      {"DOUBLE", 11}, {"UINT32", 12}, {"UINT64", 13}};
+  const std::string& name = std::get<std::string>(to->second.variant());
+  const auto code = codes.find(name);
+  KILN_CHECK(code != codes.end(), ErrorCode::kIo, "Cast '", ctx.node().name, "': unknown type name '", name,
+             "'");
+  to->second = AttrValue(code->second);
+}
+
+// Pad 1 named its pads `paddings`.
+void pad_paddings(UpgradeContext& ctx) {
+  if (auto paddings = ctx.take_attr("paddings")) ctx.node().attrs.insert_or_assign("pads", *paddings);
+}
+
+// Tile before 6 repeated along one axis (inputs tiles and axis), a form Kiln does not rewrite.
+void tile_along_axis(UpgradeContext& ctx) {
+  raise(ErrorCode::kUnsupported, "Tile '", ctx.node().name, "': opset ", ctx.opset(),
+        " (tiles and axis inputs) is not supported; opset 6 and later are");
+}
+
 struct UpgradeRule {
   int newest_since;  // the rule applies to models whose opset is older than this
   Rule rule;
@@ -230,6 +305,14 @@ struct UpgradeRule {
 const std::multimap<std::string, UpgradeRule>& rules() {
   static const std::multimap<std::string, UpgradeRule> table = [] {
     std::multimap<std::string, UpgradeRule> t{
+        {"Pad", {2, pad_paddings}},  // before the Pad rule of 11, which reads `pads`
+        {"Concat", {4, concat_default_axis}},
+        {"Reshape", {5, reshape_shape_attr}},
+        {"Cast", {6, cast_type_name}},
+        {"Tile", {6, tile_along_axis}},
+        {"Gemm", {7, gemm_broadcast}},
+        {"BatchNormalization", {7, drop_is_test}},
+        {"Dropout", {7, drop_is_test}},
         {"Split", {13, split_attr}},
         {"Squeeze", {13, axes_attr}},
         {"Unsqueeze", {13, axes_attr}},
@@ -250,6 +333,22 @@ const std::multimap<std::string, UpgradeRule>& rules() {
         {"RoiAlign", {16, roi_align_coordinates}},
         {"GroupNormalization", {21, group_norm_affine_per_channel}},
     };
+    for (const char* op : {"Abs",       "Add",         "BatchNormalization",
+                           "Ceil",      "Clip",        "Div",
+                           "Dropout",   "Elu",         "Exp",
+                           "Floor",     "HardSigmoid", "InstanceNormalization",
+                           "LeakyRelu", "Log",         "Max",
+                           "Mean",      "Min",         "Mul",
+                           "Neg",       "PRelu",       "Reciprocal",
+                           "Relu",      "Reshape",     "Selu",
+                           "Sigmoid",   "Sqrt",        "Sub",
+                           "Sum",       "Tanh"}) {
+      t.insert({op, {6, drop_consumed_inputs}});
+    }
+    for (const char* op :
+         {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}) {
+      t.insert({op, {7, legacy_broadcast}});
+    }
     for (const char* reduce : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                                "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
       t.insert({reduce, {18, axes_attr}});
