@@ -22,11 +22,18 @@ enum class DType : uint8_t {
   kInt32,
   kInt64,
   kBool,
+  // The integer types that move through a model (graph inputs and outputs, Cast, the data
+  // movement and comparison ops, integer arithmetic); appended so that the codes above stay.
+  kInt16,
+  kUInt16,
+  kUInt32,
+  kUInt64,
 };
 
-inline constexpr DType kAllDTypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
-                                       DType::kBFloat16, DType::kInt8,    DType::kUInt8,
-                                       DType::kInt32,    DType::kInt64,   DType::kBool};
+inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                                       DType::kInt8,    DType::kUInt8,   DType::kInt32,   DType::kInt64,
+                                       DType::kBool,    DType::kInt16,   DType::kUInt16,  DType::kUInt32,
+                                       DType::kUInt64};
 
 size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);             // "float32", "bfloat16", ...
@@ -44,7 +51,8 @@ constexpr bool is_floating(DType d) {
   return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16;
 }
 constexpr bool is_integral(DType d) {
-  return d == DType::kInt8 || d == DType::kUInt8 || d == DType::kInt32 || d == DType::kInt64;
+  return d == DType::kInt8 || d == DType::kUInt8 || d == DType::kInt32 || d == DType::kInt64 ||
+         d == DType::kInt16 || d == DType::kUInt16 || d == DType::kUInt32 || d == DType::kUInt64;
 }
 
 // C++ type <-> DType.
@@ -86,6 +94,22 @@ template <>
 struct DTypeOf<bool> {
   static constexpr DType value = DType::kBool;
 };
+template <>
+struct DTypeOf<int16_t> {
+  static constexpr DType value = DType::kInt16;
+};
+template <>
+struct DTypeOf<uint16_t> {
+  static constexpr DType value = DType::kUInt16;
+};
+template <>
+struct DTypeOf<uint32_t> {
+  static constexpr DType value = DType::kUInt32;
+};
+template <>
+struct DTypeOf<uint64_t> {
+  static constexpr DType value = DType::kUInt64;
+};
 template <class T>
 inline constexpr DType dtype_of = DTypeOf<std::remove_cv_t<T>>::value;
 
@@ -120,6 +144,14 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
       return f(TypeTag<int64_t>{});
     case DType::kBool:
       return f(TypeTag<bool>{});
+    case DType::kInt16:
+      return f(TypeTag<int16_t>{});
+    case DType::kUInt16:
+      return f(TypeTag<uint16_t>{});
+    case DType::kUInt32:
+      return f(TypeTag<uint32_t>{});
+    case DType::kUInt64:
+      return f(TypeTag<uint64_t>{});
   }
   raise(ErrorCode::kInternal, "dispatch_dtype: invalid dtype ", static_cast<int>(dtype));
 }

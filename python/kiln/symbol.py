@@ -37,7 +37,8 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     if dtype is not None:
         import numpy as np
         attrs["__dtype__"] = str({"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
-                                  "int64": 6}[np.dtype(dtype).name])
+                                  "int64": 6, "bool": 7, "int16": 8, "uint16": 9, "uint32": 10,
+                                  "uint64": 11}[np.dtype(dtype).name])
     return _s.Variable(name, attrs)
 
 

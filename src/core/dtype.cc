@@ -26,6 +26,14 @@ const char* dtype_name(DType dtype) {
       return "int64";
     case DType::kBool:
       return "bool";
+    case DType::kInt16:
+      return "int16";
+    case DType::kUInt16:
+      return "uint16";
+    case DType::kUInt32:
+      return "uint32";
+    case DType::kUInt64:
+      return "uint64";
   }
   return "invalid";
 }
@@ -35,7 +43,9 @@ DType dtype_from_name(const std::string& name) {
     if (name == dtype_name(d)) return d;
   }
   raise(ErrorCode::kNotFound, "unknown dtype '", name,
-        "' (expected one of float32, float64, float16, bfloat16, int8, uint8, int32, int64, bool)");
+        "' (expected one of float32, float64, float16, bfloat16, int8, uint8, int32, int64, bool, int16, "
+        "uint16, "
+        "uint32, uint64)");
 }
 
 int dtype_to_onnx(DType dtype) {
@@ -58,6 +68,14 @@ int dtype_to_onnx(DType dtype) {
       return 11;
     case DType::kBFloat16:
       return 16;
+    case DType::kUInt16:
+      return 4;
+    case DType::kInt16:
+      return 5;
+    case DType::kUInt32:
+      return 12;
+    case DType::kUInt64:
+      return 13;
   }
   return 0;
 }

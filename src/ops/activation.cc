@@ -16,7 +16,8 @@ inline constexpr DType kPReluDTypes[] = {DType::kFloat32,  DType::kFloat64, DTyp
                                          DType::kBFloat16, DType::kInt32,   DType::kInt64};
 // ONNX's Shrink has no bfloat16.
 inline constexpr DType kShrinkDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt8,
-                                          DType::kUInt8,   DType::kInt32,   DType::kInt64};
+                                          DType::kUInt8,   DType::kInt16,   DType::kUInt16,  DType::kInt32,
+                                          DType::kUInt32,  DType::kInt64,   DType::kUInt64};
 
 // 1 / (1 + e^-x), arranged so that e^x never overflows.
 template <class C>

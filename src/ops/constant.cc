@@ -42,8 +42,9 @@ KILN_REGISTER_OP(ConstantOfShape)
       });
     });
 
-inline constexpr DType kRangeDTypes[] = {DType::kFloat32, DType::kFloat64,  DType::kInt32, DType::kInt64,
-                                         DType::kFloat16, DType::kBFloat16, DType::kInt8,  DType::kUInt8};
+inline constexpr DType kRangeDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                                         DType::kInt64,   DType::kFloat16, DType::kBFloat16,
+                                         DType::kInt8,    DType::kUInt8,   DType::kInt16};
 
 KILN_REGISTER_OP(Range)
     .doc("The sequence start, start + delta, ... up to but excluding limit (scalars of one dtype).")

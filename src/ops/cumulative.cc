@@ -13,7 +13,8 @@ namespace kiln::ops {
 namespace {
 
 inline constexpr DType kCumulativeDTypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
-                                              DType::kBFloat16, DType::kInt32,   DType::kInt64};
+                                              DType::kBFloat16, DType::kInt32,   DType::kInt64,
+                                              DType::kUInt32,   DType::kUInt64};
 
 // Integers accumulate in their unsigned counterpart, so an overflow wraps (as ONNX Runtime's
 // does) instead of being undefined behavior; floats in compute_t (float for the 16-bit ones).

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <type_traits>
 
 #include "elementwise.h"
@@ -42,9 +43,6 @@ std::vector<TensorInfo> infer_compare(InferContext& ctx) {
 }
 
 inline constexpr DType kBoolOnly[] = {DType::kBool};
-inline constexpr DType kAllTypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
-                                      DType::kBFloat16, DType::kInt8,    DType::kUInt8,
-                                      DType::kInt32,    DType::kInt64,   DType::kBool};
 
 // A kernel computing out = F(a, b) in the inputs' dtype.
 template <class F>
@@ -135,7 +133,24 @@ struct MinFn {
   }
 };
 
-const auto kAdd = [](auto a, auto b) { return a + b; };
+// Integer +, - and * wrap around, as numpy's and ONNX Runtime's do: they are computed in the
+// unsigned type at least as wide as int, where neither the overflow of a signed type nor that of
+// two 16-bit values promoted to int is undefined behavior. Floats compute as they are.
+template <class Op>
+struct Wrapping {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<decltype(a + b)>;
+      return static_cast<T>(Op{}(static_cast<U>(a), static_cast<U>(b)));
+    } else {
+      return Op{}(a, b);
+    }
+  }
+};
+const Wrapping<std::plus<>> kAdd;
+const Wrapping<std::minus<>> kSub;
+const Wrapping<std::multiplies<>> kMul;
 
 // Gradient rules. g is the output's gradient, of the broadcast shape; sum_to_input folds it back
 // to each input's shape.
@@ -225,7 +240,7 @@ KILN_REGISTER_OP(Sub)
     .output("C")
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
-    .kernel(arithmetic_kernel([](auto a, auto b) { return a - b; }))
+    .kernel(arithmetic_kernel(kSub))
     .gradient(sub_gradient);
 
 KILN_REGISTER_OP(Mul)
@@ -235,7 +250,7 @@ KILN_REGISTER_OP(Mul)
     .output("C")
     .elementwise()
     .infer(infer_arithmetic<kNumericDTypes>)
-    .kernel(arithmetic_kernel([](auto a, auto b) { return a * b; }))
+    .kernel(arithmetic_kernel(kMul))
     .gradient(mul_gradient);
 
 KILN_REGISTER_OP(Div)
@@ -341,7 +356,7 @@ KILN_REGISTER_OP(Equal)
     .input("B")
     .output("C")
     .elementwise()
-    .infer(infer_compare<kAllTypes>)
+    .infer(infer_compare<kAllDTypes>)
     .kernel(compare_kernel([](auto a, auto b) { return a == b; }));
 
 KILN_REGISTER_OP(Less)
@@ -418,9 +433,8 @@ void select_elements(KernelContext& ctx) {
   const U* y = static_cast<const U*>(ctx.input(2).raw_data());
   U* o = static_cast<U*>(out.raw_data());
   const auto flat_step = [&](int i) -> int64_t { return ctx.input(i).numel() == 1 ? 0 : 1; };
-  const bool flat = std::all_of(ctx.inputs.begin(), ctx.inputs.end(), [&](const Tensor& t) {
-    return t.shape() == out.shape() || t.numel() == 1;
-  });
+  const bool flat = std::all_of(ctx.inputs.begin(), ctx.inputs.end(),
+                                [&](const Tensor& t) { return t.shape() == out.shape() || t.numel() == 1; });
   if (flat) {
     const int64_t sc = flat_step(0), sx = flat_step(1), sy = flat_step(2);
     parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
@@ -428,7 +442,8 @@ void select_elements(KernelContext& ctx) {
     });
     return;
   }
-  const BroadcastPlan<3> plan(out.shape(), {ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape()});
+  const BroadcastPlan<3> plan(out.shape(),
+                              {ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape()});
   const int64_t inner = plan.inner(), sc = plan.inner_stride(0), sx = plan.inner_stride(1),
                 sy = plan.inner_stride(2);
   parallel_for(0, plan.rows(), std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),

@@ -10,12 +10,13 @@
 namespace kiln::ops {
 
 inline constexpr DType kFloatDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
-inline constexpr DType kNumericDTypes[] = {DType::kFloat32,  DType::kFloat64, DType::kFloat16,
-                                           DType::kBFloat16, DType::kInt8,    DType::kUInt8,
-                                           DType::kInt32,    DType::kInt64};
+inline constexpr DType kNumericDTypes[] = {
+    DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt8,  DType::kUInt8,
+    DType::kInt16,   DType::kUInt16,  DType::kInt32,   DType::kUInt32,   DType::kInt64, DType::kUInt64};
 inline constexpr DType kSignedDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-                                          DType::kInt8,    DType::kInt32,   DType::kInt64};
-inline constexpr DType kIntegerDTypes[] = {DType::kInt8, DType::kUInt8, DType::kInt32, DType::kInt64};
+                                          DType::kInt8,    DType::kInt16,   DType::kInt32,   DType::kInt64};
+inline constexpr DType kIntegerDTypes[] = {DType::kInt8,  DType::kUInt8,  DType::kInt16, DType::kUInt16,
+                                           DType::kInt32, DType::kUInt32, DType::kInt64, DType::kUInt64};
 inline constexpr DType kIndexDTypes[] = {DType::kInt32, DType::kInt64};
 
 // Throws kTypeMismatch naming the input unless its dtype is one of `allowed`.

@@ -14,9 +14,9 @@ namespace kiln::ops {
 namespace {
 
 // The dtypes ONNX allows for OneHot's indices and depth (no bfloat16, no bool).
-inline constexpr DType kOneHotIndexDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
-                                               DType::kInt8,    DType::kUInt8,   DType::kInt32,
-                                               DType::kInt64};
+inline constexpr DType kOneHotIndexDTypes[] = {
+    DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt8,  DType::kUInt8, DType::kInt16,
+    DType::kUInt16,  DType::kInt32,   DType::kUInt32,  DType::kInt64, DType::kUInt64};
 inline constexpr DType kInt64DType[] = {DType::kInt64};
 
 // Throws unless input i holds exactly one value (a scalar, or a one-element tensor of rank

@@ -23,10 +23,6 @@ inline constexpr bool is_one_of = (std::is_same_v<T, Allowed> || ...);
 // The ONNX quantized types Kiln has no tensors for: output_dtype may name them (kUnsupported).
 const char* foreign_quantized_type(int64_t code) {
   switch (code) {
-    case 4:
-      return "UINT16";
-    case 5:
-      return "INT16";
     case 17:
       return "FLOAT8E4M3FN";
     case 18:
@@ -54,14 +50,15 @@ const char* foreign_quantized_type(int64_t code) {
   }
 }
 
-// QuantizeLinear's output_dtype: 0 (unset), UINT8 (2) or INT8 (3).
+// QuantizeLinear's output_dtype: 0 (unset), UINT8 (2), INT8 (3), UINT16 (4) or INT16 (5).
 void validate_quantized_type(const AttrValue& v, const std::string& what) {
   const int64_t code = std::get<int64_t>(v.variant());
-  if (code == 0 || code == 2 || code == 3) return;
+  if (code == 0 || code == 2 || code == 3 || code == 4 || code == 5) return;
   if (const char* name = foreign_quantized_type(code))
     raise(ErrorCode::kUnsupported, what, ": ", name, " (", code,
-          ") is not implemented; Kiln quantizes to UINT8 (2) and INT8 (3)");
-  raise(ErrorCode::kInvalidArgument, what, ": expected a quantized type, UINT8 (2) or INT8 (3), got ", code);
+          ") is not implemented; Kiln quantizes to UINT8 (2), INT8 (3), UINT16 (4) and INT16 (5)");
+  raise(ErrorCode::kInvalidArgument, what,
+        ": expected a quantized type, UINT8 (2), INT8 (3), UINT16 (4) or INT16 (5), got ", code);
 }
 
 // An attribute naming a float type: 0 (unset) or one of `allowed` (FLOAT 1, FLOAT16 10, DOUBLE 11,
@@ -193,7 +190,7 @@ std::vector<int32_t> zero_points(const KernelContext& ctx, int i, int64_t count)
   std::vector<int32_t> values(static_cast<size_t>(t.numel()));
   dispatch_dtype(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (is_one_of<T, int8_t, uint8_t, int32_t>)
+    if constexpr (is_one_of<T, int8_t, uint8_t, int16_t, uint16_t, int32_t>)
       std::copy(t.data<T>(), t.data<T>() + t.numel(), values.begin());
   });
   return values;
@@ -233,7 +230,7 @@ std::vector<TensorInfo> infer_quantize(InferContext& ctx) {
   const int64_t code = ctx.attrs().get_int("output_dtype");
   DType out = code == 0 ? DType::kUInt8 : dtype_from_onnx(code);
   if (ctx.has_input(2)) {
-    require_dtype(ctx, 2, kQuantizedDTypes);
+    require_dtype(ctx, 2, kLinearQuantizedDTypes);
     KILN_CHECK(code == 0 || ctx.dtype(2) == out, ErrorCode::kTypeMismatch, ctx.input_label(2),
                ": expected the dtype attribute 'output_dtype' names, ", dtype_name(out), ", got ",
                dtype_name(ctx.dtype(2)));
@@ -273,7 +270,8 @@ void quantize_kernel(KernelContext& ctx) {
         if constexpr (is_one_of<X, float, float16, bfloat16, int32_t>) {
           dispatch_dtype(y.dtype(), [&](auto q_tag) {
             using Q = typename decltype(q_tag)::type;
-            if constexpr (is_one_of<Q, int8_t, uint8_t>) quantize_typed<X, P, Q>(x, scales, zp, layout, y);
+            if constexpr (is_one_of<Q, int8_t, uint8_t, int16_t, uint16_t>)
+              quantize_typed<X, P, Q>(x, scales, zp, layout, y);
           });
         }
       });
@@ -300,7 +298,8 @@ KILN_REGISTER_OP(QuantizeLinear)
 
 // ---- DequantizeLinear ----
 
-inline constexpr DType kDequantizeInputDTypes[] = {DType::kInt8, DType::kUInt8, DType::kInt32};
+inline constexpr DType kDequantizeInputDTypes[] = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16,
+                                                   DType::kInt32};
 
 std::vector<TensorInfo> infer_dequantize(InferContext& ctx) {
   require_dtype(ctx, 0, kDequantizeInputDTypes);
@@ -336,7 +335,7 @@ void dequantize_kernel(KernelContext& ctx) {
   const std::vector<int32_t> zp = zero_points(ctx, 2, scale.numel());
   dispatch_dtype(x.dtype(), [&](auto x_tag) {
     using X = typename decltype(x_tag)::type;
-    if constexpr (is_one_of<X, int8_t, uint8_t, int32_t>) {
+    if constexpr (is_one_of<X, int8_t, uint8_t, int16_t, uint16_t, int32_t>) {
       dispatch_dtype(y.dtype(), [&](auto out_tag) {
         using Out = typename decltype(out_tag)::type;
         if constexpr (is_one_of<Out, float, float16, bfloat16>)

@@ -13,9 +13,12 @@
 
 namespace kiln::ops {
 
-// The quantized types Kiln has. ONNX also quantizes to 16-, 4- and 2-bit integers and to 8-, 6-
-// and 4-bit floats; Kiln has no such tensors.
+// The quantized types of Kiln's int8 ops (QLinear*, the fused ops). ONNX also quantizes to 4- and
+// 2-bit integers and to 8-, 6- and 4-bit floats; Kiln has no such tensors.
 inline constexpr DType kQuantizedDTypes[] = {DType::kInt8, DType::kUInt8};
+// What QuantizeLinear writes and DequantizeLinear reads: the 8-bit types and the 16-bit ones.
+inline constexpr DType kLinearQuantizedDTypes[] = {DType::kInt8, DType::kUInt8, DType::kInt16,
+                                                   DType::kUInt16};
 
 // The types of scales that multiply (DequantizeLinear, QLinearMatMul).
 inline constexpr DType kScaleDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16};

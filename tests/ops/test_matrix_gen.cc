@@ -27,9 +27,9 @@ TEST(MatrixGenErrors, TriluNeedsMatricesAndAScalarInt64K) {
 TEST(MatrixGenErrors, EyeLikeNeedsAMatrixAndAKilnDtype) {
   expect_error("EyeLike", {}, {floats(Shape{2, 3, 4})}, ErrorCode::kShapeMismatch,
                {"EyeLike", "input 0 (input)", "(2, 3, 4)"});
-  // ONNX UINT16 (4) and STRING (8) are valid ONNX types that Kiln does not have.
-  expect_bad_attr("EyeLike", {{"dtype", 4}}, {"EyeLike", "dtype"}, ErrorCode::kUnsupported);
+  // ONNX STRING (8) and FLOAT8E4M3FN (17) are valid ONNX types that Kiln does not have.
   expect_bad_attr("EyeLike", {{"dtype", 8}}, {"EyeLike", "dtype"}, ErrorCode::kUnsupported);
+  expect_bad_attr("EyeLike", {{"dtype", 17}}, {"EyeLike", "dtype"}, ErrorCode::kUnsupported);
 }
 
 TEST(MatrixGenErrors, OneHotInputs) {

@@ -145,7 +145,8 @@ TEST(BitwiseErrors, IntegersOnly) {
     SCOPED_TRACE(op);
     const AttrMap attrs = std::string(op) == "BitShift" ? AttrMap{{"direction", "LEFT"}} : AttrMap{};
     expect_error(op, attrs, {floats(Shape{2}), floats(Shape{2})}, ErrorCode::kTypeMismatch,
-                 {op, "input 0", "expected one of {int8, uint8, int32, int64}", "got float32"});
+                 {op, "input 0", "expected one of {int8, uint8, int16, uint16, int32, uint32, int64, uint64}",
+                  "got float32"});
     expect_error(op, attrs, {Tensor::zeros(Shape{2}, DType::kInt32), Tensor::zeros(Shape{2}, DType::kInt64)},
                  ErrorCode::kTypeMismatch, {op, "input 1", "expected dtype int32", "got int64"});
   }

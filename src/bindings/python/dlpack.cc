@@ -28,10 +28,14 @@ DLDataType dl_dtype(DType dtype) {
     case DType::kBFloat16:
       return {kDLBfloat, bits, 1};
     case DType::kInt8:
+    case DType::kInt16:
     case DType::kInt32:
     case DType::kInt64:
       return {kDLInt, bits, 1};
     case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kUInt64:
       return {kDLUInt, bits, 1};
     case DType::kBool:
       return {kDLBool, bits, 1};
@@ -50,7 +54,11 @@ DType kiln_dtype(const DLDataType& t) {
   if (code == kDLInt && bits == 8) return DType::kInt8;
   if (code == kDLInt && bits == 32) return DType::kInt32;
   if (code == kDLInt && bits == 64) return DType::kInt64;
+  if (code == kDLInt && bits == 16) return DType::kInt16;
   if (code == kDLUInt && bits == 8) return DType::kUInt8;
+  if (code == kDLUInt && bits == 16) return DType::kUInt16;
+  if (code == kDLUInt && bits == 32) return DType::kUInt32;
+  if (code == kDLUInt && bits == 64) return DType::kUInt64;
   if (code == kDLBool && bits == 8) return DType::kBool;
   raise(ErrorCode::kUnsupported, "from_dlpack: DLPack type code ", code, " with ", bits,
         " bits has no Kiln dtype");

@@ -198,13 +198,21 @@ int32_t mxnet_flag_from_dtype(DType dtype) {
       return 6;
     case DType::kBool:
       return 7;
+    case DType::kInt16:
+      return 8;
+    case DType::kUInt16:
+      return 9;
+    case DType::kUInt32:
+      return 10;
+    case DType::kUInt64:
+      return 11;
     case DType::kBFloat16:
       return 12;
   }
   raise(ErrorCode::kInternal, "mxnet: no type flag for dtype ", static_cast<int>(dtype));
 }
 
-// mshadow type flags. Codes 8-11 (int16, uint16, uint32, uint64) are valid MXNet types that Kiln lacks.
+// mshadow type flags.
 DType dtype_from_mxnet_flag(int64_t flag, const std::string& where) {
   switch (flag) {
     case 0:
@@ -223,16 +231,16 @@ DType dtype_from_mxnet_flag(int64_t flag, const std::string& where) {
       return DType::kInt64;
     case 7:
       return DType::kBool;
+    case 8:
+      return DType::kInt16;
+    case 9:
+      return DType::kUInt16;
+    case 10:
+      return DType::kUInt32;
+    case 11:
+      return DType::kUInt64;
     case 12:
       return DType::kBFloat16;
-    case 8:
-      raise(ErrorCode::kUnsupported, where, ": element type int16 (type flag 8) is not supported");
-    case 9:
-      raise(ErrorCode::kUnsupported, where, ": element type uint16 (type flag 9) is not supported");
-    case 10:
-      raise(ErrorCode::kUnsupported, where, ": element type uint32 (type flag 10) is not supported");
-    case 11:
-      raise(ErrorCode::kUnsupported, where, ": element type uint64 (type flag 11) is not supported");
   }
   raise(ErrorCode::kIo, where, ": unknown type flag ", flag, " (expected an mshadow type code 0-12)");
 }

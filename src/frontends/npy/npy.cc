@@ -28,7 +28,11 @@ DType dtype_from_descr(const std::string& descr, const std::string& path) {
   if (code == "i4") return DType::kInt32;
   if (code == "i8") return DType::kInt64;
   if (code == "b1") return DType::kBool;
-  if (code == "u2") return DType::kBFloat16;  // Kiln's convention: bfloat16 travels as uint16 bits
+  if (code == "i2") return DType::kInt16;
+  if (code == "u2") return DType::kUInt16;
+  if (code == "u4") return DType::kUInt32;
+  if (code == "u8") return DType::kUInt64;
+  if (code == "V2") return DType::kBFloat16;  // numpy's own bytes for ml_dtypes' bfloat16
   raise(ErrorCode::kUnsupported, path, ": unsupported dtype descriptor '", descr, "'");
 }
 
@@ -41,7 +45,7 @@ const char* descr_for(DType dtype) {
     case DType::kFloat16:
       return "<f2";
     case DType::kBFloat16:
-      return "<u2";
+      return "<V2";
     case DType::kInt8:
       return "|i1";
     case DType::kUInt8:
@@ -52,6 +56,14 @@ const char* descr_for(DType dtype) {
       return "<i8";
     case DType::kBool:
       return "|b1";
+    case DType::kInt16:
+      return "<i2";
+    case DType::kUInt16:
+      return "<u2";
+    case DType::kUInt32:
+      return "<u4";
+    case DType::kUInt64:
+      return "<u8";
   }
   return "";
 }

@@ -173,6 +173,9 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& s
       return check_then_copy(proto.double_data(), "double_data");
     case DType::kInt64:
       return check_then_copy(proto.int64_data(), "int64_data");
+    case DType::kUInt32:
+    case DType::kUInt64:
+      return check_then_copy(proto.uint64_data(), "uint64_data");
     default:
       return check_then_copy(proto.int32_data(), "int32_data");
   }

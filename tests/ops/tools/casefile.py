@@ -34,11 +34,16 @@ _NAMES = {
     np.dtype(np.int32): "int32",
     np.dtype(np.int64): "int64",
     np.dtype(np.bool_): "bool",
+    np.dtype(np.int16): "int16",
+    np.dtype(np.uint16): "uint16",
+    np.dtype(np.uint32): "uint32",
+    np.dtype(np.uint64): "uint64",
 }
 
 
-# ONNX TensorProto data types Kiln has: FLOAT, UINT8, INT8, INT32, INT64, BOOL, FLOAT16, DOUBLE, BFLOAT16.
-KILN_ONNX_TYPES = {1, 2, 3, 6, 7, 9, 10, 11, 16}
+# ONNX TensorProto data types Kiln has: FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, FLOAT16,
+# DOUBLE, UINT32, UINT64, BFLOAT16.
+KILN_ONNX_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16}
 
 
 class Unsupported(Exception):
