@@ -83,6 +83,29 @@ expect_status 1 "$kiln" info "$dir/missing-symbol.json"
 expect_status 1 "$kiln" info "$dir/model.onnx"
 grep -q "cannot open ONNX model" "$dir/err.txt" || fail "onnx: wrong message"
 expect_status 1 "$kiln" info "$dir/mlp" --epoch 7
+# A model with ops Kiln cannot run, one of them inside an If branch: kiln info names every one of
+# them (op, node, domain, opset) in one error, before anything runs.
+"$python" - "$dir/unsupported.onnx" <<'PY'
+import onnx, sys
+from onnx import TensorProto, helper
+vi = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [2])
+branch = lambda name, op: helper.make_graph([helper.make_node(op, ["x"], [name + "_y"], name=name + "_op")], name, [],
+                                            [vi(name + "_y")])
+nodes = [helper.make_node("Relu", ["x"], ["r"], name="fine"),
+         helper.make_node("Mystery", ["r"], ["m"], name="first_unknown", domain="com.example"),
+         helper.make_node("Det", ["r"], ["d"], name="second_unknown"),
+         helper.make_node("If", ["c"], ["y"], name="branching", then_branch=branch("then", "Relu"),
+                          else_branch=branch("else", "Enigma"))]
+graph = helper.make_graph(nodes, "unsupported", [vi("x"), helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                          [vi("m"), vi("d"), vi("y")])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)]),
+          sys.argv[1])
+PY
+expect_status 1 "$kiln" info "$dir/unsupported.onnx"
+for part in "3 things cannot be imported" "Mystery 'first_unknown' (domain com.example" "Det 'second_unknown'" \
+  "If 'branching'" "subgraph 'else_branch'" "Enigma 'else_op'"; do
+  grep -qF "$part" "$dir/err.txt" || { cat "$dir/err.txt" >&2; fail "info: '$part' not listed"; }
+done
 expect_status 1 "$kiln" run "$dir/mlp-symbol.json" --input wrong="$dir/x.npy" --output-dir "$dir/out"
 expect_status 1 "$kiln" run "$dir/mlp-symbol.json" --input data="$dir/reference.npy" --output-dir "$dir/out"
 grep -q "input 'data'" "$dir/err.txt" || fail "run: the shape error does not name the input"
