@@ -393,6 +393,15 @@ std::optional<TensorInfo> subgraph_input_info(const std::string& op, const Attrs
   return node_info(k);
 }
 
+// Element i of what a malformed model may make too short (a subgraph with fewer outputs than its
+// node reads): a kiln::Error naming the node's op instead of std::out_of_range.
+template <class Container>
+const typename Container::value_type& entry(const Container& items, size_t i) {
+  KILN_CHECK(i < items.size(), ErrorCode::kInvalidArgument, "control flow: expected at least ", i + 1,
+             " values where a subgraph or its node has ", items.size());
+  return items[i];
+}
+
 std::vector<TensorInfo> infer_control_flow(const std::string& op, const Attrs& attrs,
                                            const std::vector<std::optional<TensorInfo>>& node_inputs,
                                            size_t num_outputs, size_t num_captured,
@@ -403,7 +412,7 @@ std::vector<TensorInfo> infer_control_flow(const std::string& op, const Attrs& a
     const SubgraphSignature& else_branch = signature(subgraphs, op, "else_branch");
     for (size_t i = 0; i < num_outputs; ++i) {
       const std::string what = "If output " + std::to_string(i);
-      out.push_back(merged(known(then_branch.outputs.at(i), what), else_branch.outputs.at(i), what));
+      out.push_back(merged(known(entry(then_branch.outputs, i), what), entry(else_branch.outputs, i), what));
     }
     return out;
   }
@@ -415,18 +424,19 @@ std::vector<TensorInfo> infer_control_flow(const std::string& op, const Attrs& a
     // agrees with both its initial value and what the body gives.
     for (size_t j = 0; j < carried; ++j) {
       const std::string what = "Loop output " + std::to_string(j);
-      out.push_back(merged(known(node_inputs.at(2 + j), what), body.outputs.at(1 + j), what));
+      out.push_back(merged(known(entry(node_inputs, 2 + j), what), entry(body.outputs, 1 + j), what));
     }
     for (size_t k = carried; k < num_outputs; ++k)
-      out.push_back(stacked(known(body.outputs.at(1 + k), "Loop scan output " + std::to_string(k - carried)),
-                            0, Shape::kUnknown, "Loop scan output"));
+      out.push_back(
+          stacked(known(entry(body.outputs, 1 + k), "Loop scan output " + std::to_string(k - carried)), 0,
+                  Shape::kUnknown, "Loop scan output"));
     return out;
   }
   if (op == "Scan") {
     const auto scan_inputs = static_cast<size_t>(attrs.get_int("num_scan_inputs"));
     const size_t states = own - scan_inputs;
     int64_t steps = Shape::kUnknown;
-    if (scan_inputs > 0 && node_inputs.at(states)) {
+    if (scan_inputs > 0 && entry(node_inputs, states)) {
       const Shape& first = node_inputs[states]->shape;
       int64_t axis = attrs.has("scan_input_axes") ? attrs.get_ints("scan_input_axes").at(0) : 0;
       if (axis < 0) axis += first.ndim();
@@ -434,12 +444,12 @@ std::vector<TensorInfo> infer_control_flow(const std::string& op, const Attrs& a
     }
     for (size_t j = 0; j < states; ++j) {
       const std::string what = "Scan output " + std::to_string(j);
-      out.push_back(merged(known(node_inputs.at(j), what), body.outputs.at(j), what));
+      out.push_back(merged(known(entry(node_inputs, j), what), entry(body.outputs, j), what));
     }
     const std::vector<int64_t> axes = ints_or_zeros(attrs, "scan_output_axes", num_outputs - states);
     for (size_t k = states; k < num_outputs; ++k) {
       const std::string what = "Scan scan output " + std::to_string(k - states);
-      out.push_back(stacked(known(body.outputs.at(k), what), axes.at(k - states), steps, what));
+      out.push_back(stacked(known(entry(body.outputs, k), what), entry(axes, k - states), steps, what));
     }
     return out;
   }
