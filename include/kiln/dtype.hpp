@@ -28,22 +28,52 @@ enum class DType : uint8_t {
   kUInt16,
   kUInt32,
   kUInt64,
+  // Storage types: the 8- and 4-bit floats and the 4- and 2-bit integers of low-precision
+  // models. Kiln holds, moves and converts them (Cast, QuantizeLinear, DequantizeLinear, the
+  // data movement ops) but computes in a wider type. Each element takes one byte in memory (the
+  // 4- and 2-bit ones unpacked, as ml_dtypes holds them; ONNX files pack them, and the ONNX
+  // reader and writer pack and unpack): int4 and int2 hold their value sign-extended, uint4 and
+  // uint2 theirs, and the floats their bit pattern in the low bits.
+  kFloat8E4M3FN,    // 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinity; max 448
+  kFloat8E4M3FNUZ,  // bias 8, no infinity, no negative zero (0x80 is NaN); max 240
+  kFloat8E5M2,      // 1 sign, 5 exponent (bias 15), 2 mantissa bits, IEEE-like; max 57344
+  kFloat8E5M2FNUZ,  // bias 16, no infinity, no negative zero (0x80 is NaN); max 57344
+  kFloat8E8M0,      // an unsigned power of two, 2^(bits - 127); 0xFF is NaN (MX scales)
+  kFloat4E2M1,      // 1 sign, 2 exponent (bias 1), 1 mantissa bit: 0, 0.5, 1, 1.5, 2, 3, 4, 6
+  kInt4,
+  kUInt4,
+  kInt2,
+  kUInt2,
 };
 
-inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-                                       DType::kInt8,    DType::kUInt8,   DType::kInt32,   DType::kInt64,
-                                       DType::kBool,    DType::kInt16,   DType::kUInt16,  DType::kUInt32,
-                                       DType::kUInt64};
+// The types Kiln computes in.
+inline constexpr DType kComputeDTypes[] = {
+    DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt8,
+    DType::kUInt8,   DType::kInt32,   DType::kInt64,   DType::kBool,     DType::kInt16,
+    DType::kUInt16,  DType::kUInt32,  DType::kUInt64};
+// The types Kiln stores, moves and converts only (see DType).
+inline constexpr DType kStorageDTypes[] = {DType::kFloat8E4M3FN,   DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2,
+                                           DType::kFloat8E5M2FNUZ, DType::kFloat8E8M0,     DType::kFloat4E2M1,
+                                           DType::kInt4,           DType::kUInt4,          DType::kInt2,
+                                           DType::kUInt2};
 
-size_t dtype_size(DType dtype);
-const char* dtype_name(DType dtype);             // "float32", "bfloat16", ...
+constexpr bool is_storage_type(DType d) {
+  return d >= DType::kFloat8E4M3FN;
+}
+constexpr bool is_storage_float(DType d) {
+  return is_storage_type(d) && d <= DType::kFloat4E2M1;
+}
+
+size_t dtype_size(DType dtype);                  // bytes per element in memory (1 for storage types)
+const char* dtype_name(DType dtype);             // "float32", "bfloat16", "float8_e4m3fn", ...
 DType dtype_from_name(const std::string& name);  // throws kiln::Error for unknown names
 inline std::ostream& operator<<(std::ostream& os, DType d) {
   return os << dtype_name(d);
 }
 
-// ONNX TensorProto.DataType codes (FLOAT = 1, ..., BFLOAT16 = 16), used by attributes such as
-// Cast's `to`. dtype_from_onnx throws kiln::Error(kUnsupported) for types Kiln does not have.
+// ONNX TensorProto.DataType codes (FLOAT = 1, ..., BFLOAT16 = 16, FLOAT8E4M3FN = 17, ...,
+// INT2 = 26), used by attributes such as Cast's `to`. dtype_from_onnx throws kiln::Error(kUnsupported) for
+// types Kiln does not have.
 int dtype_to_onnx(DType dtype);
 DType dtype_from_onnx(int64_t code);
 
@@ -54,6 +84,17 @@ constexpr bool is_integral(DType d) {
   return d == DType::kInt8 || d == DType::kUInt8 || d == DType::kInt32 || d == DType::kInt64 ||
          d == DType::kInt16 || d == DType::kUInt16 || d == DType::kUInt32 || d == DType::kUInt64;
 }
+
+// How a conversion to a storage float rounds and what it does past the type's range: the
+// attributes saturate and round_mode of ONNX's Cast.
+enum class RoundMode { kUp, kDown, kNearest };
+struct CastOptions {
+  // To the 8-bit floats: a value past the largest finite one (infinities included) becomes that
+  // largest value, signed, instead of infinity (float8_e5m2) or NaN (the others).
+  bool saturate = true;
+  // To float8_e8m0fnu, a power of two: how a value between two powers rounds.
+  RoundMode e8m0_rounding = RoundMode::kUp;
+};
 
 // C++ type <-> DType.
 template <class T>
@@ -122,7 +163,10 @@ struct TypeTag {
   using type = T;
 };
 
-// Calls f(TypeTag<T>{}) with the C++ type of `dtype`.
+[[noreturn]] void raise_no_arithmetic(DType dtype);
+
+// Calls f(TypeTag<T>{}) with the C++ type of `dtype`; a storage type, which has no C++ type to
+// compute in, throws kiln::Error (kUnsupported) naming it.
 template <class F>
 decltype(auto) dispatch_dtype(DType dtype, F&& f) {
   switch (dtype) {
@@ -152,7 +196,10 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
       return f(TypeTag<uint32_t>{});
     case DType::kUInt64:
       return f(TypeTag<uint64_t>{});
+    default:
+      break;
   }
+  if (is_storage_type(dtype)) raise_no_arithmetic(dtype);
   raise(ErrorCode::kInternal, "dispatch_dtype: invalid dtype ", static_cast<int>(dtype));
 }
 

@@ -62,7 +62,8 @@ class Tensor {
   // Copies.
   Tensor contiguous() const;  // itself when already contiguous
   Tensor clone() const;       // always a fresh contiguous copy
-  Tensor cast(DType dtype) const;
+  // A copy converted to `dtype`; `options` matter when it is a storage float (dtype.hpp).
+  Tensor cast(DType dtype, const CastOptions& options = {}) const;
   void copy_from(const Tensor& src);  // same shape and dtype; any strides on both sides
 
   template <class T>

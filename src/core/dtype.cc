@@ -3,7 +3,14 @@
 namespace kiln {
 
 size_t dtype_size(DType dtype) {
+  if (is_storage_type(dtype)) return 1;
   return dispatch_dtype(dtype, [](auto tag) { return sizeof(typename decltype(tag)::type); });
+}
+
+void raise_no_arithmetic(DType dtype) {
+  raise(ErrorCode::kUnsupported, dtype_name(dtype),
+        " is a storage type: Kiln holds, moves and converts it (Cast, QuantizeLinear, DequantizeLinear) but "
+        "does not compute in it; cast it to a wider type first");
 }
 
 const char* dtype_name(DType dtype) {
@@ -34,18 +41,54 @@ const char* dtype_name(DType dtype) {
       return "uint32";
     case DType::kUInt64:
       return "uint64";
+    // The names ml_dtypes gives these types.
+    case DType::kFloat8E4M3FN:
+      return "float8_e4m3fn";
+    case DType::kFloat8E4M3FNUZ:
+      return "float8_e4m3fnuz";
+    case DType::kFloat8E5M2:
+      return "float8_e5m2";
+    case DType::kFloat8E5M2FNUZ:
+      return "float8_e5m2fnuz";
+    case DType::kFloat8E8M0:
+      return "float8_e8m0fnu";
+    case DType::kFloat4E2M1:
+      return "float4_e2m1fn";
+    case DType::kInt4:
+      return "int4";
+    case DType::kUInt4:
+      return "uint4";
+    case DType::kInt2:
+      return "int2";
+    case DType::kUInt2:
+      return "uint2";
   }
   return "invalid";
 }
 
+namespace {
+
+// Calls f(d) for every dtype, computed and stored, until it returns true.
+template <class F>
+bool any_dtype(F&& f) {
+  for (DType d : kComputeDTypes)
+    if (f(d)) return true;
+  for (DType d : kStorageDTypes)
+    if (f(d)) return true;
+  return false;
+}
+
+}  // namespace
+
 DType dtype_from_name(const std::string& name) {
-  for (DType d : kAllDTypes) {
-    if (name == dtype_name(d)) return d;
-  }
-  raise(ErrorCode::kNotFound, "unknown dtype '", name,
-        "' (expected one of float32, float64, float16, bfloat16, int8, uint8, int32, int64, bool, int16, "
-        "uint16, "
-        "uint32, uint64)");
+  DType found = DType::kFloat32;
+  if (any_dtype([&](DType d) { return name == dtype_name(d) && (found = d, true); })) return found;
+  std::string known;
+  any_dtype([&](DType d) {
+    known += (known.empty() ? "" : ", ") + std::string(dtype_name(d));
+    return false;
+  });
+  raise(ErrorCode::kNotFound, "unknown dtype '", name, "' (expected one of ", known, ")");
 }
 
 int dtype_to_onnx(DType dtype) {
@@ -76,14 +119,33 @@ int dtype_to_onnx(DType dtype) {
       return 12;
     case DType::kUInt64:
       return 13;
+    case DType::kFloat8E4M3FN:
+      return 17;
+    case DType::kFloat8E4M3FNUZ:
+      return 18;
+    case DType::kFloat8E5M2:
+      return 19;
+    case DType::kFloat8E5M2FNUZ:
+      return 20;
+    case DType::kUInt4:
+      return 21;
+    case DType::kInt4:
+      return 22;
+    case DType::kFloat4E2M1:
+      return 23;
+    case DType::kFloat8E8M0:
+      return 24;
+    case DType::kUInt2:
+      return 25;
+    case DType::kInt2:
+      return 26;
   }
   return 0;
 }
 
 DType dtype_from_onnx(int64_t code) {
-  for (DType d : kAllDTypes) {
-    if (dtype_to_onnx(d) == code) return d;
-  }
+  DType found = DType::kFloat32;
+  if (any_dtype([&](DType d) { return dtype_to_onnx(d) == code && (found = d, true); })) return found;
   raise(ErrorCode::kUnsupported, "ONNX data type ", code, " is not supported by Kiln");
 }
 

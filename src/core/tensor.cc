@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kiln/error.hpp"
+#include "storage_types.h"
 #include "strided_copy.h"
 #include "thread_pool.h"
 
@@ -172,10 +173,61 @@ void Tensor::copy_from(const Tensor& src) {
                src.strides(), shape_.dims(), itemsize());
 }
 
-Tensor Tensor::cast(DType dtype) const {
+namespace {
+
+// A storage type's elements as the int64 (its integers) or float64 (its floats) values they hold,
+// exactly.
+Tensor widen_storage(const Tensor& src) {
+  const bool integer = !is_storage_float(src.dtype());
+  Tensor out = Tensor::empty(src.shape(), integer ? DType::kInt64 : DType::kFloat64, src.device());
+  const auto* s = static_cast<const uint8_t*>(src.raw_data());
+  parallel_for(0, src.numel(), 1 << 15, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const double v = storage_to_double(src.dtype(), s[i]);
+      if (integer)
+        out.data<int64_t>()[i] = static_cast<int64_t>(v);
+      else
+        out.data<double>()[i] = v;
+    }
+  });
+  return out;
+}
+
+// Into a storage type: integers into a storage integer keep their low bits (as integer casts
+// do); everything else goes through its exact float64 value.
+void narrow_into_storage(const Tensor& src, Tensor& out, const CastOptions& options) {
+  const DType to = out.dtype();
+  auto* d = static_cast<uint8_t*>(out.raw_data());
+  const bool from_integer = src.dtype() == DType::kBool || is_integral(src.dtype()) ||
+                            (is_storage_type(src.dtype()) && !is_storage_float(src.dtype()));
+  if (!is_storage_float(to) && from_integer) {
+    const Tensor values = src.cast(DType::kInt64);
+    const int64_t* v = values.data<int64_t>();
+    parallel_for(0, src.numel(), 1 << 15, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) d[i] = storage_int_from_integer(to, v[i]);
+    });
+    return;
+  }
+  const Tensor values = src.cast(DType::kFloat64);
+  const double* v = values.data<double>();
+  parallel_for(0, src.numel(), 1 << 15, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      d[i] = is_storage_float(to) ? storage_float_from_double(to, v[i], options)
+                                  : storage_int_from_double(to, v[i]);
+  });
+}
+
+}  // namespace
+
+Tensor Tensor::cast(DType dtype, const CastOptions& options) const {
   if (dtype == dtype_) return clone();
   const Tensor src = contiguous();
+  if (is_storage_type(dtype_) && !is_storage_type(dtype)) return widen_storage(src).cast(dtype);
   Tensor out = empty(shape_, dtype, device());
+  if (is_storage_type(dtype)) {
+    narrow_into_storage(src, out, options);
+    return out;
+  }
   dispatch_dtype(dtype_, [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
     dispatch_dtype(dtype, [&](auto to_tag) {
@@ -236,8 +288,9 @@ void print_values(std::ostream& os, const T* data, const Shape& shape, int axis,
 std::string Tensor::to_string(int64_t max_elements) const {
   std::ostringstream os;
   if (!defined()) return "<Tensor undefined>";
-  const Tensor c = contiguous();
-  dispatch_dtype(dtype_, [&](auto tag) {
+  // Storage types print as the numbers they hold.
+  const Tensor c = is_storage_type(dtype_) ? widen_storage(contiguous()) : contiguous();
+  dispatch_dtype(c.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (ndim() == 0) {
       os << static_cast<compute_t<T>>(*c.data<T>());

@@ -1,7 +1,7 @@
 // Activation functions: the sigmoid and tanh squashes, the ReLU family (Relu, LeakyRelu, PRelu,
-// Elu, Selu, Celu, ThresholdedRelu), smooth gates (Gelu, Softplus, Softsign, Mish), the hard
-// piecewise-linear ones (HardSigmoid, HardSwish), Shrink and Clip. Y always has X's shape; the
-// 16-bit floats are computed in float. NaN inputs stay NaN wherever ONNX's reference does so.
+// Elu, Selu, Celu, ThresholdedRelu), smooth gates (Gelu, Softplus, Softsign, Mish, Swish, and
+// the gated SwiGLU), the hard piecewise-linear ones (HardSigmoid, HardSwish), Shrink and Clip. Y always has
+// X's shape; the 16-bit floats are computed in float. NaN inputs stay NaN wherever ONNX's reference does so.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -210,6 +210,28 @@ void mish_gradient(GradientContext& ctx) {
   const GradValue t = ctx.op1("Tanh", {ctx.op1("Softplus", {a.x})});
   const GradValue sech2 = ctx.sub(a.c(1), ctx.mul(t, t));
   a.set(ctx.add(t, ctx.mul(ctx.mul(a.x, ctx.op1("Sigmoid", {a.x})), sech2)));
+}
+
+// y = x s, s = sigmoid(alpha x): dy/dx = s (1 + alpha x (1 - s)).
+GradValue swish_derivative(GradientContext& ctx, const GradValue& x, double alpha) {
+  const DType dtype = ctx.input_info(0).dtype;
+  const GradValue ax = ctx.mul(ctx.scalar(alpha, dtype), x);
+  const GradValue s = ctx.op1("Sigmoid", {ax});
+  const GradValue one = ctx.scalar(1, dtype);
+  return ctx.mul(s, ctx.add(one, ctx.mul(ax, ctx.sub(one, s))));
+}
+
+void swish_gradient(GradientContext& ctx) {
+  ActivationGrad a(ctx);
+  a.set(swish_derivative(ctx, a.x, ctx.attrs().get_float("alpha")));
+}
+
+// Y = swish(A) B: dA = dY B swish'(A), dB = dY swish(A).
+void swiglu_gradient(GradientContext& ctx) {
+  const double alpha = ctx.attrs().get_float("alpha");
+  const GradValue g = ctx.output_grad(0);
+  ctx.set_input_grad(0, ctx.mul(ctx.mul(g, ctx.input(1)), swish_derivative(ctx, ctx.input(0), alpha)));
+  ctx.set_input_grad(1, ctx.mul(g, ctx.op1("Swish", {ctx.input(0)}, {{"alpha", alpha}})));
 }
 
 void hard_sigmoid_gradient(GradientContext& ctx) {
@@ -423,6 +445,67 @@ KILN_REGISTER_OP(Mish)
     .infer(infer_unary<kFloatDTypes>)
     .kernel(floating_kernel([](auto x) { return x * std::tanh(softplus(x)); }))
     .gradient(mish_gradient);
+
+KILN_REGISTER_OP(Swish)
+    .doc("x * sigmoid(alpha * x) (SiLU for alpha = 1).")
+    .input("X")
+    .output("Y")
+    .attr("alpha", AttrType::kFloat, 1.0)
+    .elementwise()
+    .infer(infer_unary<kFloatDTypes>)
+    .kernel([](KernelContext& ctx) {
+      const double alpha = ctx.attrs.get_float("alpha");
+      map_floating(ctx, [alpha](auto x) {
+        using C = decltype(x);
+        return x * sigmoid(static_cast<C>(alpha) * x);
+      });
+    })
+    .gradient(swish_gradient);
+
+// Computed in float for the 16-bit floats and rounded once, as Swish then Mul would not.
+void swiglu_kernel(KernelContext& ctx) {
+  const double alpha = ctx.attrs.get_float("alpha");
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  Tensor& y = ctx.output(0);
+  dispatch_dtype(y.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<compute_t<T>>) {
+      using C = compute_t<T>;
+      const T* pa = a.data<T>();
+      const T* pb = b.data<T>();
+      T* py = y.data<T>();
+      parallel_for(0, y.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const auto gate = static_cast<C>(pa[i]);
+          py[i] = convert_value<T>(gate * sigmoid(static_cast<C>(alpha) * gate) * static_cast<C>(pb[i]));
+        }
+      });
+    }
+  });
+}
+
+KILN_REGISTER_OP(SwiGLU)
+    .doc("Y = A * sigmoid(alpha * A) * B: Swish on the gate A times the value B, both of one shape.")
+    .input("A")
+    .input("B")
+    .output("Y")
+    .attr("alpha", AttrType::kFloat, 1.0)
+    .elementwise()
+    .infer([](InferContext& ctx) {
+      require_dtype(ctx, 0, kFloatDTypes);
+      require_same_dtype(ctx, 0, 1);
+      const Shape& a = ctx.shape(0);
+      const Shape& b = ctx.shape(1);
+      bool same = a.ndim() == b.ndim();
+      for (int i = 0; same && i < a.ndim(); ++i)
+        same = a[i] == b[i] || a[i] == Shape::kUnknown || b[i] == Shape::kUnknown;
+      KILN_CHECK(same, ErrorCode::kShapeMismatch, ctx.input_label(1), ": expected the shape of ",
+                 ctx.input_label(0), ", ", a, " (SwiGLU does not broadcast), got ", b);
+      return std::vector<TensorInfo>{ctx.input(0)};
+    })
+    .kernel(swiglu_kernel)
+    .gradient(swiglu_gradient);
 
 KILN_REGISTER_OP(HardSigmoid)
     .doc("max(0, min(1, alpha * x + beta)).")

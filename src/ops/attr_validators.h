@@ -30,4 +30,20 @@ inline AttrValidator one_of(std::vector<std::string> choices) {
   };
 }
 
+// output_datatype: one of the numeric ONNX types (no bool, string or complex).
+inline void validate_output_datatype(const AttrValue& value, const std::string& what) {
+  const int64_t code = std::get<int64_t>(value.variant());
+  // FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, FLOAT16, DOUBLE, UINT32, UINT64, BFLOAT16.
+  constexpr int64_t kNumericCodes[] = {1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 16};
+  bool numeric = false;
+  for (int64_t c : kNumericCodes) numeric |= c == code;
+  KILN_CHECK(numeric, ErrorCode::kInvalidArgument, what,
+             ": expected the ONNX code of a numeric type (1-7, 10-13 or 16), got ", code);
+  try {
+    dtype_from_onnx(code);
+  } catch (const Error& e) {
+    raise(e.code(), what, ": ", e.what());
+  }
+}
+
 }  // namespace kiln::ops

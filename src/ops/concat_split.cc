@@ -89,6 +89,7 @@ void split_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Concat)
+    .takes_storage_types()
     .doc("Joins the inputs along `axis`; all other dimensions must agree. Inputs may be empty.")
     .input("inputs", Arity::kVariadic)
     .output("concat_result")
@@ -177,6 +178,7 @@ void split_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Split)
+    .takes_storage_types()
     .doc(
         "Cuts the input along `axis` into parts of the lengths in `split`, or into `num_outputs` "
         "(or as many as requested) equal parts, the last one smaller when the size does not divide.")

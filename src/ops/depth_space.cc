@@ -58,6 +58,7 @@ void depth_to_space_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(DepthToSpace)
+    .takes_storage_types()
     .doc(
         "Rearranges (N, C, H, W) into (N, C/b^2, H*b, W*b): depth-column-row (DCR) or "
         "column-row-depth (CRD) order of the blocks taken from the channels.")
@@ -93,6 +94,7 @@ void space_to_depth_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(SpaceToDepth)
+    .takes_storage_types()
     .doc(
         "Rearranges (N, C, H, W) into (N, C*b^2, H/b, W/b), the inverse of DepthToSpace in the "
         "same mode (DCR: block offsets outermost in the channels; CRD: channels outermost).")

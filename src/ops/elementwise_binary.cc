@@ -356,7 +356,7 @@ KILN_REGISTER_OP(Equal)
     .input("B")
     .output("C")
     .elementwise()
-    .infer(infer_compare<kAllDTypes>)
+    .infer(infer_compare<kComputeDTypes>)
     .kernel(compare_kernel([](auto a, auto b) { return a == b; }));
 
 KILN_REGISTER_OP(Less)
@@ -471,6 +471,7 @@ void where_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Where)
+    .takes_storage_types()
     .doc("output = condition ? X : Y, all three broadcast together.")
     .input("condition")
     .input("X")

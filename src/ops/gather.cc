@@ -136,6 +136,7 @@ void gather_elements_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Gather)
+    .takes_storage_types()
     .doc(
         "Takes the entries of `data` along `axis` at `indices`: the output shape is "
         "data.shape[:axis] + indices.shape + data.shape[axis+1:].")
@@ -219,6 +220,7 @@ void gather_elements_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(GatherElements)
+    .takes_storage_types()
     .doc(
         "output[i][j][k] = data[i][indices[i][j][k]][k] for axis 1 (likewise for other axes); the "
         "output has the shape of `indices`.")
@@ -489,6 +491,7 @@ void gather_nd_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(GatherND)
+    .takes_storage_types()
     .doc(
         "Gathers the slices of `data` addressed by the index tuples in the last dimension of "
         "`indices`, after `batch_dims` leading dimensions shared by both.")

@@ -96,7 +96,7 @@ KILN_REGISTER_OP(EyeLike)
         "the input's dtype when absent).")
     .input("input")
     .output("output")
-    .optional_attr("dtype", AttrType::kInt, validate_onnx_dtype)
+    .optional_attr("dtype", AttrType::kInt, validate_compute_dtype)
     .attr("k", AttrType::kInt, 0)
     .infer([](InferContext& ctx) {
       require_rank(ctx, 0, 2, 2);

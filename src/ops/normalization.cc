@@ -1,6 +1,7 @@
 // Normalization ops: BatchNormalization (inference, and training mode with batch statistics and
 // updated running statistics), InstanceNormalization, LayerNormalization (with its optional Mean
-// and InvStdDev outputs), LpNormalization and MeanVarianceNormalization. Statistics are
+// and InvStdDev outputs), LpNormalization, MeanVarianceNormalization and LRN (AlexNet's local
+// response normalization across channels). Statistics are
 // accumulated in double with two passes (mean, then squared deviations), which keeps the
 // variance non-negative and accurate for inputs far from zero.
 #include <algorithm>
@@ -614,6 +615,69 @@ KILN_REGISTER_OP(MeanVarianceNormalization)
     .attr("axes", AttrType::kInts, std::vector<int64_t>{0, 2, 3})
     .infer(infer_mvn)
     .kernel(mvn_kernel);
+
+// ---- LRN ----
+
+void validate_lrn_size(const AttrValue& value, const std::string& what) {
+  const int64_t size = std::get<int64_t>(value.variant());
+  KILN_CHECK(size >= 1, ErrorCode::kInvalidArgument, what, ": expected a window of at least 1 channel, got ",
+             size);
+}
+
+// Y = X / (bias + alpha / size * sum of X^2 over the channels [c - floor((size-1)/2),
+// c + ceil((size-1)/2)])^beta, the sum in double over a window clipped to the channels there are.
+void lrn_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const int64_t size = ctx.attrs.get_int("size");
+  const double alpha = ctx.attrs.get_float("alpha"), beta = ctx.attrs.get_float("beta"),
+               bias = ctx.attrs.get_float("bias");
+  const int64_t batch = x.shape()[0], channels = x.shape()[1];
+  const int64_t inner = x.numel() / std::max<int64_t>(1, batch * channels);
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<compute_t<T>>) {
+      const T* px = x.data<T>();
+      T* py = y.data<T>();
+      parallel_for(0, batch * channels, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t nc = begin; nc < end; ++nc) {
+          const int64_t n = nc / channels, c = nc % channels;
+          const int64_t lo = std::max<int64_t>(0, c - before), hi = std::min(channels - 1, c + after);
+          for (int64_t i = 0; i < inner; ++i) {
+            double square_sum = 0;
+            for (int64_t k = lo; k <= hi; ++k) {
+              const auto v =
+                  static_cast<double>(static_cast<compute_t<T>>(px[(n * channels + k) * inner + i]));
+              square_sum += v * v;
+            }
+            const auto v = static_cast<double>(static_cast<compute_t<T>>(px[nc * inner + i]));
+            py[nc * inner + i] =
+                convert_value<T>(v / std::pow(bias + alpha / static_cast<double>(size) * square_sum, beta));
+          }
+        }
+      });
+    }
+  });
+}
+
+KILN_REGISTER_OP(LRN)
+    .doc(
+        "Local response normalization across channels: Y = X / (bias + alpha / size * square_sum)^beta, "
+        "square_sum over the `size` channels around each one (clipped at the edges).")
+    .input("X")
+    .output("Y")
+    .attr("alpha", AttrType::kFloat, 0.0001)
+    .attr("beta", AttrType::kFloat, 0.75)
+    .attr("bias", AttrType::kFloat, 1.0)
+    .required_attr("size", AttrType::kInt, validate_lrn_size)
+    .infer([](InferContext& ctx) {
+      require_dtype(ctx, 0, kFloatDTypes);
+      KILN_CHECK(ctx.shape(0).ndim() >= 2, ErrorCode::kShapeMismatch, ctx.input_label(0),
+                 ": expected (N, C, ...), at least 2-D, got shape ", ctx.shape(0));
+      return std::vector<TensorInfo>{ctx.input(0)};
+    })
+    .kernel(lrn_kernel);
 
 }  // namespace
 }  // namespace kiln::ops

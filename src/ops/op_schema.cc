@@ -110,6 +110,11 @@ OpSchema& OpSchema::reads_shapes_only() {
   return *this;
 }
 
+OpSchema& OpSchema::takes_storage_types() {
+  storage_types_ = true;
+  return *this;
+}
+
 OpSchema& OpSchema::data_dependent_shape() {
   data_dependent_shape_ = true;
   return *this;
@@ -184,6 +189,12 @@ std::vector<TensorInfo> OpSchema::infer_types(const Attrs& attrs,
     }
     KILN_CHECK(infer_ != nullptr, ErrorCode::kInternal, "no shape inference registered");
     InferContext ctx(*this, attrs, inputs, values, num_outputs);
+    for (int i = 0; i < n && !storage_types_; ++i) {
+      if (ctx.has_input(i) && is_storage_type(ctx.dtype(i)))
+        raise(ErrorCode::kUnsupported, ctx.input_label(i), " is ", dtype_name(ctx.dtype(i)),
+              ", a storage type Kiln converts and moves but does not compute in; Cast it to a wider type "
+              "first");
+    }
     return infer_(ctx);
   });
 }

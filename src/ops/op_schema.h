@@ -159,6 +159,10 @@ class OpSchema {
   // NonMaxSuppression, Compress, Unique): those inputs are shape inputs, but they are not small
   // values a plan can be keyed by; the runtime runs the node, learns the sizes, and plans the rest.
   OpSchema& data_dependent_shape();
+  // Marks an op that takes the storage types (dtype.hpp: 8- and 4-bit floats, 4- and 2-bit
+  // integers): it converts them (Cast, QuantizeLinear, DequantizeLinear) or moves whole elements.
+  // Shape inference refuses them for every other op, naming the input.
+  OpSchema& takes_storage_types();
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return doc_; }
@@ -173,6 +177,7 @@ class OpSchema {
   bool is_random() const { return random_; }
   bool is_shapes_only() const { return shapes_only_; }
   bool is_data_dependent_shape() const { return data_dependent_shape_; }
+  bool is_storage_types_taken() const { return storage_types_; }
 
   // Checks names, fills defaults, coerces types and runs validators.
   Attrs bind(const AttrMap& given) const;
@@ -204,6 +209,7 @@ class OpSchema {
   bool same_bytes_ = false;
   bool shapes_only_ = false;
   bool data_dependent_shape_ = false;
+  bool storage_types_ = false;
 };
 
 // The registry is filled by static registrations before main() and only read afterwards.

@@ -1,10 +1,11 @@
 // Pooling over the spatial axes of an (N, C, D1, ..., Dk) tensor: MaxPool (with the optional
 // argmax output Indices), AveragePool and LpPool over 1 to 3 spatial axes, and GlobalAveragePool /
-// GlobalMaxPool over any number. Windows follow ONNX (pool_util.h): explicit or automatic padding,
-// strides, dilations, ceil_mode. Padding never contributes a value; with count_include_pad it
-// only counts in AveragePool's divisor.
+// GlobalMaxPool over any number; MaxUnpool puts MaxPool's maxima back where Indices says. Windows follow ONNX
+// (pool_util.h): explicit or automatic padding, strides, dilations, ceil_mode. Padding never contributes a
+// value; with count_include_pad it only counts in AveragePool's divisor.
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -452,6 +453,96 @@ KILN_REGISTER_OP(MaxPool)
     })
     .kernel(max_pool_kernel)
     .gradient(max_pool_gradient);
+
+// ---- MaxUnpool ----
+
+// The shape a MaxPool with these attributes turns into X's shape: (in - 1) * stride + kernel - pads.
+Shape unpooled_shape(const Attrs& attrs, const Shape& x, const std::string& x_label) {
+  const auto rank = static_cast<size_t>(x.ndim() - 2);
+  const std::vector<int64_t> kernel = pool_detail::axis_list(attrs, "kernel_shape", rank, 1, 1, x_label);
+  const std::vector<int64_t> strides = pool_detail::axis_list(attrs, "strides", rank, 1, 1, x_label);
+  const std::vector<int64_t> pads = pool_detail::axis_list(attrs, "pads", 2 * rank, 0, 0, x_label);
+  Shape out = x;
+  for (size_t i = 0; i < rank; ++i) {
+    const int axis = static_cast<int>(i) + 2;
+    if (x[axis] < 0) continue;
+    out[axis] = (x[axis] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + rank];
+    KILN_CHECK(out[axis] >= 0, ErrorCode::kInvalidArgument, "axis ", axis, " unpools to ", out[axis],
+               " elements: the pads are wider than the window");
+  }
+  return out;
+}
+
+// That shape, or output_shape's values when given: at least as large on every axis, since the
+// unpooled values keep their places and the rest is zeros.
+std::vector<TensorInfo> infer_max_unpool(InferContext& ctx) {
+  require_dtype(ctx, 0, kFloatDTypes);
+  const DType int64[] = {DType::kInt64};
+  require_dtype(ctx, 1, int64);
+  const Shape& x = ctx.shape(0);
+  KILN_CHECK(x.ndim() >= 3, ErrorCode::kShapeMismatch, ctx.input_label(0),
+             ": expected (N, C, D1, ...) with at least one spatial axis, got shape ", x);
+  KILN_CHECK(ctx.shape(1).ndim() == x.ndim(), ErrorCode::kShapeMismatch, ctx.input_label(1),
+             ": expected the shape of ", ctx.input_label(0), ", ", x, ", got ", ctx.shape(1));
+  const Shape unpooled = unpooled_shape(ctx.attrs(), x, ctx.input_label(0));
+  if (!ctx.has_input(2)) return {TensorInfo{ctx.dtype(0), unpooled}};
+  const std::vector<int64_t> dims = ctx.value(2).cast(DType::kInt64).to_vector<int64_t>();
+  KILN_CHECK(static_cast<int>(dims.size()) == x.ndim(), ErrorCode::kInvalidArgument, ctx.input_label(2),
+             ": expected ", x.ndim(), " sizes, one per axis of ", ctx.input_label(0), ", got ", dims.size());
+  for (int a = 0; a < x.ndim(); ++a) {
+    const int64_t need = unpooled[a];
+    KILN_CHECK(
+        need < 0 || (a < 2 ? dims[static_cast<size_t>(a)] == need : dims[static_cast<size_t>(a)] >= need),
+        ErrorCode::kInvalidArgument, ctx.input_label(2), ": size ", dims[static_cast<size_t>(a)], " of axis ",
+        a, " cannot hold the unpooled ", need);
+  }
+  return {TensorInfo{ctx.dtype(0), Shape(dims)}};
+}
+
+// Zeros, each X value at the flat index (into the unpooled shape) its I entry gives, and the
+// unpooled block at the origin of a larger output_shape.
+void max_unpool_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const std::vector<int64_t> indices = ctx.input(1).to_vector<int64_t>();
+  Tensor& out = ctx.output(0);
+  KILN_CHECK(static_cast<int64_t>(indices.size()) == x.numel(), ErrorCode::kShapeMismatch,
+             "input 1 (I): expected one index per element of input 0 (X), ", x.numel(), ", got ",
+             indices.size());
+  const Shape unpooled = unpooled_shape(ctx.attrs, x.shape(), "input 0 (X)");
+  Tensor block = Tensor::zeros(unpooled, x.dtype());
+  const auto* src = static_cast<const char*>(x.raw_data());
+  auto* dst = static_cast<char*>(block.raw_data());
+  const size_t item = x.itemsize();
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const int64_t at = indices[i];
+    KILN_CHECK(at >= 0 && at < block.numel(), ErrorCode::kOutOfRange, "input 1 (I): index ", at,
+               " at position ", i, " is outside the unpooled ", block.numel(), " elements (shape ", unpooled,
+               ")");
+    std::memcpy(dst + static_cast<size_t>(at) * item, src + i * item, item);
+  }
+  if (out.shape() == unpooled) {
+    out.copy_from(block);
+    return;
+  }
+  std::memset(out.raw_data(), 0, out.nbytes());
+  Tensor corner = out;
+  for (int a = 2; a < out.ndim(); ++a) corner = corner.slice(a, 0, unpooled[a]);
+  corner.copy_from(block);
+}
+
+KILN_REGISTER_OP(MaxUnpool)
+    .doc(
+        "The partial inverse of MaxPool: zeros of the unpooled shape with each X value at the flat index its "
+        "I entry gives (MaxPool's Indices). output_shape, when given, fixes the shape.")
+    .input("X")
+    .input("I")
+    .shape_input("output_shape", Arity::kOptional)
+    .output("output")
+    .required_attr("kernel_shape", AttrType::kInts)
+    .optional_attr("pads", AttrType::kInts)
+    .optional_attr("strides", AttrType::kInts)
+    .infer(infer_max_unpool)
+    .kernel(max_unpool_kernel);
 
 KILN_REGISTER_OP(AveragePool)
     .doc(

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "attr_validators.h"
+#include "core/storage_types.h"
 #include "core/thread_pool.h"
 #include "quantize_util.h"
 
@@ -20,45 +22,18 @@ inline constexpr bool is_one_of = (std::is_same_v<T, Allowed> || ...);
 
 // ---- Attributes naming ONNX data types ----
 
-// The ONNX quantized types Kiln has no tensors for: output_dtype may name them (kUnsupported).
-const char* foreign_quantized_type(int64_t code) {
-  switch (code) {
-    case 17:
-      return "FLOAT8E4M3FN";
-    case 18:
-      return "FLOAT8E4M3FNUZ";
-    case 19:
-      return "FLOAT8E5M2";
-    case 20:
-      return "FLOAT8E5M2FNUZ";
-    case 21:
-      return "UINT4";
-    case 22:
-      return "INT4";
-    case 23:
-      return "FLOAT4E2M1";
-    case 25:
-      return "UINT2";
-    case 26:
-      return "INT2";
-    case 27:
-      return "FLOAT6E2M3";
-    case 28:
-      return "FLOAT6E3M2";
-    default:
-      return nullptr;
-  }
-}
-
-// QuantizeLinear's output_dtype: 0 (unset), UINT8 (2), INT8 (3), UINT16 (4) or INT16 (5).
+// QuantizeLinear's output_dtype: 0 (unset) or one of kLinearQuantizedDTypes' ONNX codes.
 void validate_quantized_type(const AttrValue& v, const std::string& what) {
   const int64_t code = std::get<int64_t>(v.variant());
-  if (code == 0 || code == 2 || code == 3 || code == 4 || code == 5) return;
-  if (const char* name = foreign_quantized_type(code))
-    raise(ErrorCode::kUnsupported, what, ": ", name, " (", code,
-          ") is not implemented; Kiln quantizes to UINT8 (2), INT8 (3), UINT16 (4) and INT16 (5)");
-  raise(ErrorCode::kInvalidArgument, what,
-        ": expected a quantized type, UINT8 (2), INT8 (3), UINT16 (4) or INT16 (5), got ", code);
+  if (code == 0) return;
+  std::string names;
+  for (DType d : kLinearQuantizedDTypes) {
+    if (dtype_to_onnx(d) == code) return;
+    names += (names.empty() ? "" : ", ") + std::string(dtype_name(d)) + " (" +
+             std::to_string(dtype_to_onnx(d)) + ")";
+  }
+  raise(code == 24 || code == 27 || code == 28 ? ErrorCode::kUnsupported : ErrorCode::kInvalidArgument, what,
+        ": expected a quantized type, one of ", names, ", got ", code);
 }
 
 // An attribute naming a float type: 0 (unset) or one of `allowed` (FLOAT 1, FLOAT16 10, DOUBLE 11,
@@ -183,11 +158,23 @@ void for_each_param_run(const ParamLayout& l, int64_t numel, F&& fn) {
                });
 }
 
-// The zero points of input i as int32, or `count` zeros when it is missing.
+// The zero points of input i as int32, or `count` zeros when it is missing. The float types'
+// must be zero, as the spec says (they have no integer offset to add).
 std::vector<int32_t> zero_points(const KernelContext& ctx, int i, int64_t count) {
   if (!ctx.has_input(i)) return std::vector<int32_t>(static_cast<size_t>(count), 0);
   const Tensor& t = ctx.input(i);
   std::vector<int32_t> values(static_cast<size_t>(t.numel()));
+  if (is_storage_type(t.dtype())) {
+    const auto* bits = static_cast<const uint8_t*>(t.raw_data());
+    for (size_t k = 0; k < values.size(); ++k) {
+      const double v = storage_to_double(t.dtype(), bits[k]);
+      KILN_CHECK(!is_storage_float(t.dtype()) || v == 0, ErrorCode::kInvalidArgument, "input ", i,
+                 " (zero point): a ", dtype_name(t.dtype()), " zero point must be 0, got ", v, " at index ",
+                 k);
+      values[k] = static_cast<int32_t>(v);
+    }
+    return values;
+  }
   dispatch_dtype(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (is_one_of<T, int8_t, uint8_t, int16_t, uint16_t, int32_t>)
@@ -239,20 +226,51 @@ std::vector<TensorInfo> infer_quantize(InferContext& ctx) {
   return {TensorInfo{out, ctx.shape(0)}};
 }
 
-// y = saturate(round(P(x) / P(scale)) + zero_point), the quotient rounded to P.
-template <class X, class P, class Q>
-void quantize_typed(const Tensor& x, const std::vector<compute_t<P>>& scales,
-                    const std::vector<int32_t>& zero_points, const ParamLayout& layout, Tensor& y) {
+// y = store(P(x) / P(scale), zero_point), the quotient rounded to P; store saturates and rounds
+// it into the output type (saturate_round for the integers).
+template <class X, class P, class Q, class Store>
+void quantize_with(const Tensor& x, const std::vector<compute_t<P>>& scales,
+                   const std::vector<int32_t>& zero_points, const ParamLayout& layout, Tensor& y,
+                   Store store) {
   using Acc = compute_t<P>;
   const X* px = x.data<X>();
-  Q* py = y.data<Q>();
+  Q* py = static_cast<Q*>(y.raw_data());  // Q = uint8_t holds the storage types' bytes
   for_each_param_run(layout, x.numel(), [&](int64_t begin, int64_t end, int64_t p, int64_t step) {
     for (int64_t i = begin; i < end; ++i, p += step) {
       Acc quotient = static_cast<Acc>(convert_value<P>(px[i])) / scales[static_cast<size_t>(p)];
       if constexpr (!std::is_same_v<P, Acc>) quotient = static_cast<Acc>(P(quotient));
-      py[i] = saturate_round<Q>(static_cast<double>(quotient), zero_points[static_cast<size_t>(p)]);
+      py[i] = store(static_cast<double>(quotient), zero_points[static_cast<size_t>(p)]);
     }
   });
+}
+
+template <class X, class P, class Q>
+void quantize_typed(const Tensor& x, const std::vector<compute_t<P>>& scales,
+                    const std::vector<int32_t>& zero_points, const ParamLayout& layout, Tensor& y) {
+  quantize_with<X, P, Q>(x, scales, zero_points, layout, y, [](double quotient, int32_t zero_point) {
+    return saturate_round<Q>(quotient, zero_point);
+  });
+}
+
+// Into a storage type: the 4- and 2-bit integers saturate to their range; the floats round to
+// nearest even, past their range to the largest value when `saturate`, else infinity or NaN.
+template <class X, class P>
+void quantize_to_storage(const Tensor& x, const std::vector<compute_t<P>>& scales,
+                         const std::vector<int32_t>& zero_points, const ParamLayout& layout, Tensor& y,
+                         bool saturate) {
+  const DType q = y.dtype();
+  if (is_storage_float(q)) {
+    const CastOptions options{saturate, RoundMode::kUp};
+    quantize_with<X, P, uint8_t>(x, scales, zero_points, layout, y, [q, options](double quotient, int32_t) {
+      return storage_float_from_double(q, quotient, options);
+    });
+    return;
+  }
+  const double lo = storage_int_min(q), hi = storage_int_max(q);
+  quantize_with<X, P, uint8_t>(
+      x, scales, zero_points, layout, y, [lo, hi](double quotient, int32_t zero_point) {
+        return static_cast<uint8_t>(static_cast<int>(saturate_round_in(quotient, zero_point, lo, hi)));
+      });
 }
 
 void quantize_kernel(KernelContext& ctx) {
@@ -268,6 +286,10 @@ void quantize_kernel(KernelContext& ctx) {
       dispatch_dtype(x.dtype(), [&](auto x_tag) {
         using X = typename decltype(x_tag)::type;
         if constexpr (is_one_of<X, float, float16, bfloat16, int32_t>) {
+          if (is_storage_type(y.dtype())) {
+            quantize_to_storage<X, P>(x, scales, zp, layout, y, ctx.attrs.get_int("saturate") != 0);
+            return;
+          }
           dispatch_dtype(y.dtype(), [&](auto q_tag) {
             using Q = typename decltype(q_tag)::type;
             if constexpr (is_one_of<Q, int8_t, uint8_t, int16_t, uint16_t>)
@@ -280,6 +302,7 @@ void quantize_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(QuantizeLinear)
+    .takes_storage_types()
     .doc(
         "y = saturate(round(x / y_scale) + y_zero_point), rounding half to even, per tensor, per axis or in "
         "blocks of block_size along axis. The output type is y_zero_point's, else output_dtype, else uint8.")
@@ -291,15 +314,19 @@ KILN_REGISTER_OP(QuantizeLinear)
     .attr("block_size", AttrType::kInt, 0, validate_block_size)
     .attr("output_dtype", AttrType::kInt, 0, validate_quantized_type)
     .attr("precision", AttrType::kInt, 0, validate_float_type<1, 10, 11, 16>)
-    // Only float8 outputs saturate optionally; Kiln's integer outputs always saturate.
-    .attr("saturate", AttrType::kInt, 1)
+    // Only float8 outputs saturate optionally; integer outputs always saturate.
+    .attr("saturate", AttrType::kInt, 1, require_flag)
     .infer(infer_quantize)
     .kernel(quantize_kernel);
 
 // ---- DequantizeLinear ----
 
-inline constexpr DType kDequantizeInputDTypes[] = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16,
-                                                   DType::kInt32};
+// DequantizeLinear also reads int32 (the accumulators of quantized matmuls and convolutions).
+inline constexpr DType kDequantizeInputDTypes[] = {
+    DType::kInt8,           DType::kUInt8,        DType::kInt16,          DType::kUInt16,
+    DType::kInt32,          DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2,
+    DType::kFloat8E5M2FNUZ, DType::kFloat4E2M1,   DType::kInt4,           DType::kUInt4,
+    DType::kInt2,           DType::kUInt2};
 
 std::vector<TensorInfo> infer_dequantize(InferContext& ctx) {
   require_dtype(ctx, 0, kDequantizeInputDTypes);
@@ -327,12 +354,36 @@ void dequantize_typed(const Tensor& x, const Tensor& scale, const std::vector<in
   });
 }
 
+// From a storage type: its exact value, less the zero point, times the scale, in float.
+template <class Out>
+void dequantize_storage(const Tensor& x, const Tensor& scale, const std::vector<int32_t>& zero_points,
+                        const ParamLayout& layout, Tensor& y) {
+  const std::vector<float> scales = values_in<float>(scale);
+  const auto* px = static_cast<const uint8_t*>(x.raw_data());
+  Out* py = y.data<Out>();
+  for_each_param_run(layout, x.numel(), [&](int64_t begin, int64_t end, int64_t p, int64_t step) {
+    for (int64_t i = begin; i < end; ++i, p += step) {
+      const auto shifted =
+          static_cast<float>(storage_to_double(x.dtype(), px[i]) - zero_points[static_cast<size_t>(p)]);
+      py[i] = convert_value<Out>(shifted * scales[static_cast<size_t>(p)]);
+    }
+  });
+}
+
 void dequantize_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& scale = ctx.input(1);
   Tensor& y = ctx.output(0);
   const ParamLayout layout = param_layout(x.shape(), scale.shape(), ctx.attrs);
   const std::vector<int32_t> zp = zero_points(ctx, 2, scale.numel());
+  if (is_storage_type(x.dtype())) {
+    dispatch_dtype(y.dtype(), [&](auto out_tag) {
+      using Out = typename decltype(out_tag)::type;
+      if constexpr (is_one_of<Out, float, float16, bfloat16>)
+        dequantize_storage<Out>(x, scale, zp, layout, y);
+    });
+    return;
+  }
   dispatch_dtype(x.dtype(), [&](auto x_tag) {
     using X = typename decltype(x_tag)::type;
     if constexpr (is_one_of<X, int8_t, uint8_t, int16_t, uint16_t, int32_t>) {
@@ -346,6 +397,7 @@ void dequantize_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(DequantizeLinear)
+    .takes_storage_types()
     .doc(
         "y = (x - x_zero_point) * x_scale, per tensor, per axis or in blocks of block_size along axis. The "
         "output type is output_dtype, else x_scale's.")

@@ -557,8 +557,8 @@ KILN_REGISTER_OP(ReduceMax)
     .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
-    .infer(infer_reduce<kAllDTypes>)
-    .kernel(reduce_kernel<Max, kAllDTypes>)
+    .infer(infer_reduce<kComputeDTypes>)
+    .kernel(reduce_kernel<Max, kComputeDTypes>)
     .gradient(reduce_extreme_gradient);
 
 KILN_REGISTER_OP(ReduceMin)
@@ -568,8 +568,8 @@ KILN_REGISTER_OP(ReduceMin)
     .output("reduced")
     .attr("keepdims", AttrType::kInt, 1, require_flag)
     .attr("noop_with_empty_axes", AttrType::kInt, 0, require_flag)
-    .infer(infer_reduce<kAllDTypes>)
-    .kernel(reduce_kernel<Min, kAllDTypes>)
+    .infer(infer_reduce<kComputeDTypes>)
+    .kernel(reduce_kernel<Min, kComputeDTypes>)
     .gradient(reduce_extreme_gradient);
 
 KILN_REGISTER_OP(ReduceProd)

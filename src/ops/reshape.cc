@@ -96,6 +96,7 @@ void reshape_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Reshape)
+    .takes_storage_types()
     .doc(
         "The data with a new shape of the same element count. In `shape`, -1 (at most one) is "
         "inferred and 0 copies the input's dimension at that position (a literal 0 when allowzero=1).")
@@ -121,6 +122,7 @@ std::vector<TensorInfo> infer_flatten(InferContext& ctx) {
 }
 
 KILN_REGISTER_OP(Flatten)
+    .takes_storage_types()
     .doc("A 2-D view: the dimensions before `axis` multiplied into rows, the rest into columns.")
     .input("input")
     .output("output")
@@ -157,6 +159,7 @@ std::vector<TensorInfo> infer_squeeze(InferContext& ctx) {
 }
 
 KILN_REGISTER_OP(Squeeze)
+    .takes_storage_types()
     .doc("Removes the size-1 axes listed in `axes` (every size-1 axis when absent).")
     .input("data")
     .shape_input("axes", Arity::kOptional)
@@ -180,6 +183,7 @@ std::vector<TensorInfo> infer_unsqueeze(InferContext& ctx) {
 }
 
 KILN_REGISTER_OP(Unsqueeze)
+    .takes_storage_types()
     .doc("Inserts size-1 axes at the positions `axes` of the output.")
     .input("data")
     .shape_input("axes")

@@ -38,7 +38,8 @@ enum class CoordinateMode {
   kPytorchHalfPixel,
   kAlignCorners,
   kAsymmetric,
-  kTfCropAndResize
+  kTfCropAndResize,
+  kTfHalfPixelForNn,  // Resize 11 only: half-pixel centres without the -0.5 (TensorFlow's nearest)
 };
 enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 enum class AspectPolicy { kStretch, kNotLarger, kNotSmaller };
@@ -61,7 +62,8 @@ constexpr Spelling<CoordinateMode> kCoordinateModes[] = {
     {"pytorch_half_pixel", CoordinateMode::kPytorchHalfPixel},
     {"align_corners", CoordinateMode::kAlignCorners},
     {"asymmetric", CoordinateMode::kAsymmetric},
-    {"tf_crop_and_resize", CoordinateMode::kTfCropAndResize}};
+    {"tf_crop_and_resize", CoordinateMode::kTfCropAndResize},
+    {"tf_half_pixel_for_nn", CoordinateMode::kTfHalfPixelForNn}};
 constexpr Spelling<NearestMode> kNearestModes[] = {{"round_prefer_floor", NearestMode::kRoundPreferFloor},
                                                    {"round_prefer_ceil", NearestMode::kRoundPreferCeil},
                                                    {"floor", NearestMode::kFloor},
@@ -259,6 +261,8 @@ double source_coordinate(CoordinateMode mode, const AxisPlan& a, int64_t y_index
       return width == 1 ? 0.0 : y * (in - 1) / (width - 1);
     case CoordinateMode::kAsymmetric:
       return y / a.scale;
+    case CoordinateMode::kTfHalfPixelForNn:
+      return (y + 0.5) / a.scale;
     case CoordinateMode::kTfCropAndResize: {
       const double span = a.roi_end - a.roi_start;
       const double x = width == 1 ? span * (in - 1) / 2 : y * span * (in - 1) / (width - 1);

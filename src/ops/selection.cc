@@ -70,7 +70,7 @@ std::optional<int> compress_axis(const Attrs& attrs, int rank) {
 }
 
 std::vector<TensorInfo> infer_compress(InferContext& ctx) {
-  require_dtype(ctx, 0, kAllDTypes);
+  require_dtype(ctx, 0, kComputeDTypes);
   require_dtype(ctx, 1, kBoolDType);
   require_rank(ctx, 1, 1, 1);
   const Shape& in = ctx.shape(0);
@@ -104,7 +104,7 @@ void check_sequence_lens(const std::vector<int64_t>& lens, int64_t steps, const 
 }
 
 std::vector<TensorInfo> infer_reverse_sequence(InferContext& ctx) {
-  require_dtype(ctx, 0, kAllDTypes);
+  require_dtype(ctx, 0, kComputeDTypes);
   KILN_CHECK(ctx.shape(0).ndim() >= 2, ErrorCode::kShapeMismatch, ctx.input_label(0),
              ": expected rank >= 2 (batch and time axes), got shape ", ctx.shape(0));
   require_dtype(ctx, 1, kInt64DType);
@@ -229,7 +229,7 @@ std::vector<TensorInfo> infer_unique(InferContext& ctx) {
   const int outputs = ctx.num_outputs_requested() < 0 ? 4 : ctx.num_outputs_requested();
   KILN_CHECK(outputs >= 1 && outputs <= 4, ErrorCode::kInvalidArgument, "expected 1 to 4 outputs, got ",
              outputs);
-  require_dtype(ctx, 0, kAllDTypes);
+  require_dtype(ctx, 0, kComputeDTypes);
   const Shape& in = ctx.shape(0);
   const std::optional<int> axis = unique_axis(ctx.attrs(), in.ndim());
   const UniqueSlices u = find_unique(ctx.value(0), axis, ctx.attrs().get_int("sorted") == 1);

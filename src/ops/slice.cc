@@ -131,6 +131,7 @@ void slice_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Slice)
+    .takes_storage_types()
     .doc(
         "data[starts:ends:steps] along `axes` (all leading axes when absent). Negative starts and "
         "ends count from the back; both are clamped to the axis, so out-of-range values are allowed.")

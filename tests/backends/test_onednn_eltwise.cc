@@ -42,7 +42,6 @@ const std::vector<UnaryCase>& unary_cases() {
       {"HardSigmoid", {}},
       {"HardSigmoid", {{"alpha", 0.4}, {"beta", 0.25}}},
       {"HardSwish", {}},
-      {"Softplus", {}},
       {"Mish", {}},
       {"Exp", {}},
       {"Log", {}},
@@ -102,6 +101,8 @@ TEST(OnednnEltwise, WhatOneDnnDoesNotCoverStaysWithTheReference) {
   std::vector<int32_t> integers(5000, -5);
   integers[1] = (1 << 30) + 1;
   compare("Relu", {}, {{Tensor::from_vector(integers, {5000})}}, false);
+  // Softplus: oneDNN's soft_relu is 1% off on the tiny results of x < -8 (ONNX's test_mish_expanded).
+  compare("Softplus", {}, {{x}}, false);
   // Small tensors, where a oneDNN call costs more than the reference kernel, and empty ones.
   compare("Sigmoid", {}, {{random_tensor({11, 13}, rng)}}, false);
   compare("Relu", {}, {{Tensor::zeros({0, 3}, DType::kFloat32)}}, false);

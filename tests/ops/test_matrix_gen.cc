@@ -27,7 +27,7 @@ TEST(MatrixGenErrors, TriluNeedsMatricesAndAScalarInt64K) {
 TEST(MatrixGenErrors, EyeLikeNeedsAMatrixAndAKilnDtype) {
   expect_error("EyeLike", {}, {floats(Shape{2, 3, 4})}, ErrorCode::kShapeMismatch,
                {"EyeLike", "input 0 (input)", "(2, 3, 4)"});
-  // ONNX STRING (8) and FLOAT8E4M3FN (17) are valid ONNX types that Kiln does not have.
+  // ONNX STRING (8) is a valid ONNX type Kiln does not have; FLOAT8E4M3FN (17) one it only stores.
   expect_bad_attr("EyeLike", {{"dtype", 8}}, {"EyeLike", "dtype"}, ErrorCode::kUnsupported);
   expect_bad_attr("EyeLike", {{"dtype", 17}}, {"EyeLike", "dtype"}, ErrorCode::kUnsupported);
 }

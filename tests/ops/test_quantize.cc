@@ -35,13 +35,15 @@ TEST(QuantizeErrors, Dtypes) {
                {"input 1 (y_scale)", "got int64"});
   expect_error("QuantizeLinear", {}, {f32({2, 3}), f32({}), zeros({}, DType::kInt32)},
                ErrorCode::kTypeMismatch,
-               {"input 2 (y_zero_point)", "expected one of {int8, uint8, int16, uint16}", "got int32"});
+               {"input 2 (y_zero_point)", "expected one of {int8, uint8, int16, uint16, float8_e4m3fn",
+                "int4", "got int32"});
   expect_error(
       "QuantizeLinear", {{"output_dtype", 3}}, {f32({2, 3}), f32({}), u8({})}, ErrorCode::kTypeMismatch,
       {"input 2 (y_zero_point)", "expected the dtype attribute 'output_dtype' names, int8", "got uint8"});
-  expect_error("DequantizeLinear", {}, {f32({2, 3}), f32({})}, ErrorCode::kTypeMismatch,
-               {"DequantizeLinear", "input 0 (x)", "expected one of {int8, uint8, int16, uint16, int32}",
-                "got float32"});
+  expect_error(
+      "DequantizeLinear", {}, {f32({2, 3}), f32({})}, ErrorCode::kTypeMismatch,
+      {"DequantizeLinear", "input 0 (x)", "expected one of {int8, uint8, int16, uint16, int32, float8_e4m3fn",
+       "uint2}", "got float32"});
   expect_error("DequantizeLinear", {}, {u8({2, 3}), zeros({}, DType::kFloat64)}, ErrorCode::kTypeMismatch,
                {"input 1 (x_scale)", "expected one of {float32, float16, bfloat16}", "got float64"});
   expect_error("DequantizeLinear", {}, {u8({2, 3}), f32({}), i8({})}, ErrorCode::kTypeMismatch,
@@ -51,12 +53,13 @@ TEST(QuantizeErrors, Dtypes) {
 }
 
 TEST(QuantizeErrors, TypeAttributes) {
-  // Quantized types Kiln has no tensors for are unsupported; types that are not quantized are invalid.
-  expect_bad_attr("QuantizeLinear", {{"output_dtype", 21}},
-                  {"QuantizeLinear attribute 'output_dtype'", "UINT4 (21) is not implemented",
-                   "UINT8 (2), INT8 (3), UINT16 (4) and INT16 (5)"},
+  // Quantized types Kiln has no tensors for (FLOAT8E8M0 scales, the 6-bit floats) are unsupported;
+  // types that are not quantized are invalid.
+  expect_bad_attr("QuantizeLinear", {{"output_dtype", 27}},
+                  {"QuantizeLinear attribute 'output_dtype'", "expected a quantized type", "uint8 (2)",
+                   "int4 (22)", "got 27"},
                   ErrorCode::kUnsupported);
-  expect_bad_attr("QuantizeLinear", {{"output_dtype", 17}}, {"FLOAT8E4M3FN (17)"}, ErrorCode::kUnsupported);
+  expect_bad_attr("QuantizeLinear", {{"output_dtype", 24}}, {"got 24"}, ErrorCode::kUnsupported);
   expect_bad_attr("QuantizeLinear", {{"output_dtype", 1}},
                   {"attribute 'output_dtype'", "expected a quantized type", "got 1"});
   expect_bad_attr("QuantizeLinear", {{"precision", 6}},
@@ -114,9 +117,8 @@ TEST(QuantizeInference, UnknownDimensions) {
 }
 
 TEST(QuantizedMatMulErrors, OperandsAndZeroPoints) {
-  expect_error(
-      "MatMulInteger", {}, {f32({3, 4}), u8({4, 5})}, ErrorCode::kTypeMismatch,
-      {"MatMulInteger", "input 0 (A)", "expected one of {int8, uint8}", "got float32"});
+  expect_error("MatMulInteger", {}, {f32({3, 4}), u8({4, 5})}, ErrorCode::kTypeMismatch,
+               {"MatMulInteger", "input 0 (A)", "expected one of {int8, uint8}", "got float32"});
   expect_error(
       "MatMulInteger", {}, {u8({3, 4}), u8({3, 5})}, ErrorCode::kShapeMismatch,
       {"input 1 (B)", "expected 4 rows to match the columns of input 0 (A) (3, 4)", "got shape (3, 5)"});

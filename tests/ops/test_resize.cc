@@ -69,8 +69,8 @@ TEST(ResizeErrors, UnknownAttributeValuesRejectedAtBind) {
   expect_bad_attr("Resize", {{"mode", "bicubic"}},
                   {"Resize attribute 'mode'", "expected one of {nearest, linear, cubic}", "got 'bicubic'"});
   expect_bad_attr(
-      "Resize", {{"coordinate_transformation_mode", "tf_half_pixel_for_nn"}},
-      {"'coordinate_transformation_mode'", "half_pixel, half_pixel_symmetric", "got 'tf_half_pixel_for_nn'"});
+      "Resize", {{"coordinate_transformation_mode", "tf_half_pixel"}},
+      {"'coordinate_transformation_mode'", "half_pixel, half_pixel_symmetric", "got 'tf_half_pixel'"});
   expect_bad_attr("Resize", {{"nearest_mode", "round"}},
                   {"'nearest_mode'", "{round_prefer_floor, round_prefer_ceil, floor, ceil}", "got 'round'"});
   expect_bad_attr("Resize", {{"keep_aspect_ratio_policy", "fit"}},

@@ -39,8 +39,11 @@ DLDataType dl_dtype(DType dtype) {
       return {kDLUInt, bits, 1};
     case DType::kBool:
       return {kDLBool, bits, 1};
+    default:
+      break;
   }
-  raise(ErrorCode::kInternal, "DLPack: invalid dtype");
+  raise(ErrorCode::kUnsupported, "DLPack: ", dtype_name(dtype),
+        " is a storage type without a DLPack code here; cast it to a wider type first");
 }
 
 DType kiln_dtype(const DLDataType& t) {

@@ -208,8 +208,11 @@ int32_t mxnet_flag_from_dtype(DType dtype) {
       return 11;
     case DType::kBFloat16:
       return 12;
+    default:
+      break;
   }
-  raise(ErrorCode::kInternal, "mxnet: no type flag for dtype ", static_cast<int>(dtype));
+  raise(ErrorCode::kUnsupported, "mxnet: MXNet has no type flag for ", dtype_name(dtype),
+        "; cast it to a wider type first");
 }
 
 // mshadow type flags.

@@ -64,8 +64,12 @@ const char* descr_for(DType dtype) {
       return "<u4";
     case DType::kUInt64:
       return "<u8";
+    default:
+      break;
   }
-  return "";
+  // numpy writes ml_dtypes' 8- and 4-bit types as raw bytes ('|V1') that do not say which.
+  raise(ErrorCode::kUnsupported, "npy: ", dtype_name(dtype),
+        " has no numpy type of its own to write; cast it to a wider type first");
 }
 
 // The value of `key` in the header's Python dict literal: the text between `open` and `close`

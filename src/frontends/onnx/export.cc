@@ -1,6 +1,7 @@
 // The ONNX exporter: Graph -> ModelProto. See export.h for what is written and how problems are
 // reported.
 #include "frontends/onnx/export.h"
+#include "frontends/onnx/domains.h"
 
 #include <algorithm>
 #include <fstream>
@@ -122,10 +123,26 @@ class Exporter {
     opset->set_domain("");
     opset->set_version(opset_);
     write_graph(model.mutable_graph(), 0);
+    for (const auto& [domain, version] :
+         {std::pair{kTrainingDomain, kTrainingDomainVersion}, std::pair{kMlDomain, kMlDomainVersion}}) {
+      if (!uses_domain(model.graph(), domain)) continue;
+      auto* entry = model.add_opset_import();
+      entry->set_domain(domain);
+      entry->set_version(version);
+    }
     return model;
   }
 
  private:
+  static bool uses_domain(const ::onnx::GraphProto& g, const std::string& domain) {
+    for (const auto& node : g.node()) {
+      if (node.domain() == domain) return true;
+      for (const auto& attr : node.attribute())
+        if (attr.has_g() && uses_domain(attr.g(), domain)) return true;
+    }
+    return false;
+  }
+
   // Infers what can be, rewrites each node into the opset's form (and each subgraph, by its own
   // exporter); returns what cannot be written, one line per node.
   std::vector<std::string> prepare() {
@@ -266,6 +283,7 @@ class Exporter {
     const size_t own = node.inputs.size() - captured;
     proto->set_name(node.name);
     proto->set_op_type(node.op);
+    if (const std::string domain = onnx_domain_of(node.op); !domain.empty()) proto->set_domain(domain);
     for (size_t i = 0; i < own; ++i) proto->add_input(node.inputs[i] != nullptr ? node.inputs[i]->name : "");
     for (const graph::Value* out : node.outputs) proto->add_output(out != nullptr ? out->name : "");
     for (const auto& [name, value] : node.attrs) write_attribute(proto->add_attribute(), name, value);

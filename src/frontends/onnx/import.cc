@@ -1,6 +1,7 @@
 // The ONNX importer: ModelProto -> Graph. See import.h for what is accepted and how problems are
 // reported.
 #include "frontends/onnx/import.h"
+#include "frontends/onnx/domains.h"
 
 #include <filesystem>
 #include <fstream>
@@ -312,6 +313,11 @@ class Importer {
   void read_opsets() {
     for (const auto& entry : model_.opset_import()) opsets_[domain_label(entry.domain())] = entry.version();
     auto it = opsets_.find("ai.onnx");
+    if (it == opsets_.end() && (opsets_.contains(kTrainingDomain) || opsets_.contains(kMlDomain))) {
+      // A model of training or ONNX-ML ops alone: the default domain's ops it may use are the newest.
+      opset_ = kNewestOpset;
+      return;
+    }
     if (it == opsets_.end() && !opsets_.empty()) {
       // A model of other domains only (ai.onnx.ml, training) is valid ONNX that Kiln cannot run.
       std::string domains;
@@ -403,8 +409,15 @@ class Importer {
 
   void add_node(::onnx::NodeProto& node) {
     const TensorSource source{base_dir_, node_label(node)};
-    if (!is_default_domain(node.domain()))
-      return refuse(node, "domain '" + node.domain() + "' is not supported");
+    const std::string domain = onnx_domain_of(node.op_type());
+    if (!is_default_domain(node.domain())) {
+      if (node.domain() != kTrainingDomain && node.domain() != kMlDomain)
+        return refuse(node, "domain '" + node.domain() + "' is not supported");
+      if (domain != node.domain())
+        return refuse(node, "Kiln has no op " + node.op_type() + " in domain " + node.domain());
+    } else if (!domain.empty()) {
+      return refuse(node, node.op_type() + " is an op of domain " + domain + ", not of the default domain");
+    }
     if (node.op_type() == "Constant") return add_constant(node, source);
     if (ops::is_control_flow(node.op_type())) return add_control_flow(node, source);
     ImportedNode imported{node.op_type(), unique_node_name(node), {}, {}, 0};

@@ -297,6 +297,14 @@ void tile_along_axis(UpgradeContext& ctx) {
         " (tiles and axis inputs) is not supported; opset 6 and later are");
 }
 
+// DFT before 20 took its axis as an attribute, default 1; from 20 it is input 2, default -2.
+void dft_axis_attr(UpgradeContext& ctx) {
+  const auto axis = ctx.take_attr("axis");
+  ctx.set_input(
+      2,
+      ctx.ints({axis ? std::get<int64_t>(axis->coerced_to(AttrType::kInt, "axis").variant()) : 1}, "axis"));
+}
+
 struct UpgradeRule {
   int newest_since;  // the rule applies to models whose opset is older than this
   Rule rule;
@@ -332,6 +340,7 @@ const std::multimap<std::string, UpgradeRule>& rules() {
         {"GridSample", {20, grid_sample_mode_names}},
         {"RoiAlign", {16, roi_align_coordinates}},
         {"GroupNormalization", {21, group_norm_affine_per_channel}},
+        {"DFT", {20, dft_axis_attr}},
     };
     for (const char* op : {"Abs",       "Add",         "BatchNormalization",
                            "Ceil",      "Clip",        "Div",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/caching_allocator.h"
+#include "core/storage_types.h"
 #include "kiln/error.hpp"
 
 namespace kiln::onnx {
@@ -90,11 +91,13 @@ void copy_field(const Field& field, Tensor& out, int64_t numel) {
   });
 }
 
-// The element type, shape and byte size a TensorProto declares, checked.
+// The element type, shape and byte size a TensorProto declares, checked. nbytes is the size of
+// the data in the file, where the 4- and 2-bit types are packed (storage_types.h).
 struct Declared {
   DType dtype;
   Shape shape;
   size_t nbytes;
+  bool packed() const { return packed_bits(dtype) < 8; }
 };
 
 Declared declared(const ::onnx::TensorProto& proto, const std::string& where) {
@@ -110,7 +113,32 @@ Declared declared(const ::onnx::TensorProto& proto, const std::string& where) {
   const size_t item = dtype_size(dtype);
   KILN_CHECK(static_cast<uint64_t>(numel) <= std::numeric_limits<size_t>::max() / item, ErrorCode::kIo, where,
              ": shape ", shape, " is too large");
+  if (packed_bits(dtype) < 8) return {dtype, shape, static_cast<size_t>(packed_size(dtype, numel))};
   return {dtype, shape, static_cast<size_t>(numel) * item};
+}
+
+// A tensor of the declared type and shape from the bytes of the file's layout.
+Tensor tensor_from_bytes(const Declared& d, const void* bytes) {
+  Tensor out = Tensor::empty(d.shape, d.dtype);
+  if (d.packed())
+    unpack_elements(d.dtype, static_cast<const uint8_t*>(bytes), static_cast<uint8_t*>(out.raw_data()),
+                    d.shape.numel());
+  else if (d.nbytes != 0)
+    std::memcpy(out.raw_data(), bytes, d.nbytes);
+  return out;
+}
+
+// The storage types in int32_data: one 8-bit element, or one packed byte, per entry.
+Tensor storage_tensor_from_int32_data(const ::onnx::TensorProto& proto, const Declared& d,
+                                      const std::string& where) {
+  const auto entries = static_cast<int64_t>(d.nbytes);
+  KILN_CHECK(proto.int32_data_size() == entries, ErrorCode::kIo, where, ": int32_data has ",
+             proto.int32_data_size(), " entries, shape ", d.shape, " of ", dtype_name(d.dtype), " needs ",
+             entries);
+  std::vector<uint8_t> bytes(static_cast<size_t>(entries));
+  for (int64_t i = 0; i < entries; ++i)
+    bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(proto.int32_data(static_cast<int>(i)));
+  return tensor_from_bytes(d, bytes.data());
 }
 
 void check_raw_size(const ::onnx::TensorProto& proto, const Declared& d, const std::string& where) {
@@ -125,6 +153,7 @@ Tensor take_tensor_from_proto(::onnx::TensorProto& proto, const TensorSource& so
   if (proto.data_location() == ::onnx::TensorProto::EXTERNAL || !proto.has_raw_data())
     return tensor_from_proto(proto, source);
   const Declared d = declared(proto, source.where);
+  if (d.packed()) return tensor_from_proto(proto, source);
   check_raw_size(proto, d, source.where);
   // The bytes move to the allocator's alignment inside the string's own buffer (its capacity
   // usually has room: the parser grows it as it reads): a weight read in place is then aligned as
@@ -148,16 +177,13 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& s
 
   if (proto.data_location() == ::onnx::TensorProto::EXTERNAL) {
     const std::string bytes = read_external(proto, source, d.nbytes);
-    Tensor out = Tensor::empty(d.shape, d.dtype);
-    if (d.nbytes != 0) std::memcpy(out.raw_data(), bytes.data(), d.nbytes);
-    return out;
+    return tensor_from_bytes(d, bytes.data());
   }
   if (proto.has_raw_data()) {
     check_raw_size(proto, d, where);
-    Tensor out = Tensor::empty(d.shape, d.dtype);
-    if (d.nbytes != 0) std::memcpy(out.raw_data(), proto.raw_data().data(), d.nbytes);
-    return out;
+    return tensor_from_bytes(d, proto.raw_data().data());
   }
+  if (is_storage_type(d.dtype)) return storage_tensor_from_int32_data(proto, d, where);
   // Typed fields: sizes are checked against the shape before the tensor is allocated.
   const auto check_then_copy = [&](const auto& field, const char* field_name) {
     KILN_CHECK(field.size() == numel, ErrorCode::kIo, where, ": ", field_name, " has ", field.size(),
@@ -187,6 +213,13 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& s
   proto.set_data_type(dtype_to_onnx(tensor.dtype()));
   for (int64_t d : tensor.shape().dims()) proto.add_dims(d);
   const Tensor dense = tensor.contiguous();
+  if (packed_bits(tensor.dtype()) < 8) {
+    std::string packed(static_cast<size_t>(packed_size(tensor.dtype(), dense.numel())), '\0');
+    pack_elements(tensor.dtype(), static_cast<const uint8_t*>(dense.raw_data()),
+                  reinterpret_cast<uint8_t*>(packed.data()), dense.numel());
+    proto.set_raw_data(std::move(packed));
+    return proto;
+  }
   proto.set_raw_data(std::string(static_cast<const char*>(dense.raw_data()), dense.nbytes()));
   return proto;
 }

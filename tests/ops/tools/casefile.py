@@ -8,7 +8,9 @@ A case is a folder holding case.json and .npy files:
    "outputs": [{"file": "output_0.npy", "dtype": "float32"}],
    "rtol": 1e-3, "atol": 1e-7,
    "unsupported": "why Kiln cannot express this case" (optional)}
-bfloat16 arrays (ml_dtypes) are stored as their uint16 bits with dtype "bfloat16".
+bfloat16 arrays (ml_dtypes) are stored as their uint16 bits with dtype "bfloat16"; ml_dtypes' 8- and
+4-bit floats as their bits in uint8 (dtype "float8_e4m3fn", ...), and its 4- and 2-bit integers as
+int8 or uint8 values (dtype "int4", ...), one byte per element as Kiln holds them.
 """
 
 from __future__ import annotations
@@ -22,8 +24,15 @@ try:
     import ml_dtypes
 
     _BF16 = np.dtype(ml_dtypes.bfloat16)
+    # Kiln's storage types, by the names both use.
+    _STORAGE_FLOATS = {np.dtype(getattr(ml_dtypes, n)): n for n in (
+        "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+        "float4_e2m1fn")}
+    _STORAGE_INTS = {np.dtype(getattr(ml_dtypes, n)): (n, np.int8 if n.startswith("int") else np.uint8)
+                     for n in ("int4", "uint4", "int2", "uint2")}
 except ImportError:  # pragma: no cover - the setup script installs it
     _BF16 = None
+    _STORAGE_FLOATS, _STORAGE_INTS = {}, {}
 
 _NAMES = {
     np.dtype(np.float32): "float32",
@@ -42,8 +51,8 @@ _NAMES = {
 
 
 # ONNX TensorProto data types Kiln has: FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, FLOAT16,
-# DOUBLE, UINT32, UINT64, BFLOAT16.
-KILN_ONNX_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16}
+# DOUBLE, UINT32, UINT64, BFLOAT16, and the storage types FLOAT8E4M3FN to INT2 (17-26).
+KILN_ONNX_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16, *range(17, 27)}
 
 
 class Unsupported(Exception):
@@ -53,6 +62,10 @@ class Unsupported(Exception):
 def dtype_name(array: np.ndarray) -> str:
     if _BF16 is not None and array.dtype == _BF16:
         return "bfloat16"
+    if array.dtype in _STORAGE_FLOATS:
+        return _STORAGE_FLOATS[array.dtype]
+    if array.dtype in _STORAGE_INTS:
+        return _STORAGE_INTS[array.dtype][0]
     name = _NAMES.get(array.dtype)
     if name is None:
         raise Unsupported(f"dtype {array.dtype}")
@@ -62,7 +75,14 @@ def dtype_name(array: np.ndarray) -> str:
 def save_array(folder: str, stem: str, array) -> dict:
     array = np.asarray(array)
     name = dtype_name(array)
-    data = array.view(np.uint16) if name == "bfloat16" else array
+    if name == "bfloat16":
+        data = array.view(np.uint16)
+    elif array.dtype in _STORAGE_FLOATS:
+        data = array.view(np.uint8)
+    elif array.dtype in _STORAGE_INTS:
+        data = array.astype(_STORAGE_INTS[array.dtype][1])
+    else:
+        data = array
     path = os.path.join(folder, stem + ".npy")
     np.save(path, np.require(data, requirements="C"))  # keeps 0-d arrays 0-d
     return {"file": stem + ".npy", "dtype": name}

@@ -24,6 +24,15 @@ sys.path.insert(0, os.path.dirname(__file__))
 import casefile  # noqa: E402
 
 
+# DFT and STFT sum whole signals, and the reference computes them with numpy's float32 FFT, whose
+# rounding is float32's epsilon times the signal's magnitude: their absolute tolerance grows by that
+# epsilon times the largest expected magnitude.
+SPECTRAL_OPS = {"DFT", "STFT"}
+
+# The operator domains Kiln registers ops of (src/frontends/onnx/domains.h).
+KILN_DOMAINS = ("", "ai.onnx", "ai.onnx.preview.training", "ai.onnx.ml")
+
+
 def attribute_value(attr) -> object:
     if attr.type == onnx.AttributeProto.TENSOR:
         return numpy_helper.to_array(attr.t)
@@ -56,7 +65,7 @@ def main() -> int:
     written = 0
     for case in cases:
         graph = case.model.graph
-        if len(graph.node) != 1 or graph.node[0].domain not in ("", "ai.onnx"):
+        if len(graph.node) != 1 or graph.node[0].domain not in KILN_DOMAINS:
             continue
         node = graph.node[0]
         for k, (inputs, outputs) in enumerate(case.data_sets):
@@ -97,8 +106,12 @@ def main() -> int:
                     expected.append(y)
             except casefile.Unsupported as e:
                 reason, expected = reason or str(e), []
+            atol = float(case.atol)
+            if node.op_type in SPECTRAL_OPS and expected:
+                atol += float(np.finfo(np.float32).eps) * max(
+                    float(np.max(np.abs(y), initial=0)) for y in expected if y is not None)
             casefile.write_case(out, name, node.op_type, node_inputs, expected, attrs,
-                                rtol=float(case.rtol), atol=float(case.atol), source="onnx",
+                                rtol=float(case.rtol), atol=atol, source="onnx",
                                 num_outputs=len(node.output), unsupported=reason)
             written += 1
     print(f"exported {written} ONNX node test cases (onnx {onnx.__version__}) to {out}")
