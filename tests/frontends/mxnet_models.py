@@ -9,7 +9,8 @@
         generate, then for every net `EXE symbol.json params input.npy kiln-output.npy` and compare:
         max |kiln - mxnet| / max |mxnet| must stay below 1e-4 (op_mix is a hand-built symbol
         covering the converters the zoo nets do not reach; resnet_prelu_legacy a small ResNet with
-        PReLU written in the pre-NNVM JSON form, which Kiln loads as saved: no input shapes given)
+        PReLU written in the pre-NNVM JSON form, which Kiln loads as saved: no input shapes given;
+        vision_mix_legacy the ops of detection and segmentation nets, also in the pre-NNVM form)
 
 MXNet 1.x needs numpy < 1.24, so it lives in its own venv (.venv-mxnet, made by
 scripts/setup-mxnet.sh); the script re-runs itself with that venv's Python.
@@ -33,9 +34,12 @@ MODELS = [
     ("inceptionv3", 299),
     ("op_mix", 9),  # not a zoo net: a symbol that uses the ops the nets above do not
     ("resnet_prelu_legacy", 32),  # not a zoo net: face-recognition style blocks, legacy JSON
+    ("vision_mix_legacy", 8),  # not a zoo net: UpSampling, Crop, ROIPooling, LRN..., legacy JSON
+    ("vision_mix_as_saved_legacy", 8),  # the same, loaded without input shapes
 ]
+HAND_BUILT = {"op_mix", "resnet_prelu_legacy", "vision_mix_legacy", "vision_mix_as_saved_legacy"}
 # Nets Kiln loads as they were saved, without being told the input shape.
-AS_SAVED = {"resnet_prelu_legacy"}
+AS_SAVED = {"resnet_prelu_legacy", "vision_mix_as_saved_legacy"}
 TOLERANCE = 1e-4
 
 
@@ -112,22 +116,74 @@ def op_mix():
     return s.Concat(*[s.Flatten(b) for b in branches], dim=1, name="all")
 
 
-def generate_op_mix(out, rng):
+def vision_mix(as_saved=False):
+    """A symbol over a (1, 4, 8, 8) input with the ops of detection and segmentation nets of the
+    model-zoo era and the activations op_mix leaves out; written in the legacy JSON form. The copy
+    Kiln loads as saved (no input shapes) leaves out UpSampling of several inputs, whose scales
+    depend on shapes Kiln must know at import."""
+    import mxnet as mx
+    s = mx.sym
+    x = s.Variable("data")
+    half = s.Pooling(x, pool_type="max", kernel=(2, 2), stride=(2, 2), name="half")
+    six = s.Pooling(x, pool_type="avg", kernel=(3, 3), stride=(1, 1), name="six")
+    branches = [
+        s.UpSampling(x, scale=2, sample_type="nearest", num_args=1, name="up_nearest"),
+        s.UpSampling(x, scale=2, sample_type="bilinear", num_filter=4, num_args=1, name="up_bilinear2"),
+        s.UpSampling(x, scale=3, sample_type="bilinear", num_filter=4, num_args=1, name="up_bilinear3"),
+        s.Crop(x, h_w=(5, 6), offset=(1, 2), num_args=1, name="crop_offset"),
+        s.Crop(x, h_w=(5, 5), center_crop=True, num_args=1, name="crop_center"),
+        s.Crop(x, six, center_crop=True, num_args=2, name="crop_like"),
+        s.Crop(x, half, offset=(3, 1), num_args=2, name="crop_like_offset"),
+        s.Reshape(s.ROIPooling(x, s.Variable("rois", shape=(4, 5)), pooled_size=(2, 3), spatial_scale=0.5,
+                               name="roipool"), shape=(1, -1), name="roi_row"),
+        s.LRN(x, nsize=3, alpha=1e-2, beta=0.75, knorm=1.5, name="lrn"),
+        s.LeakyReLU(x, act_type="rrelu", lower_bound=0.1, upper_bound=0.3, name="rrelu")[0],  # (out, mask)
+        s.LeakyReLU(x, act_type="selu", name="selu"),
+        s.LeakyReLU(x, act_type="gelu", name="gelu"),
+        s.SoftmaxActivation(x, mode="channel", name="sm_channel"),
+        s.SoftmaxActivation(s.Flatten(x), name="sm_instance"),
+        s.SoftmaxActivation(x, name="sm_instance4d"),
+        s.Dropout(x, p=0.5, name="drop"),
+    ]
+    if not as_saved:
+        branches += [
+            s.UpSampling(x, half, scale=2, sample_type="nearest", num_args=2, multi_input_mode="sum", name="up_sum"),
+            s.UpSampling(x, half, scale=3, sample_type="nearest", num_args=2, name="up_concat"),
+        ]
+    return s.Concat(*[s.Flatten(b) for b in branches], dim=1, name="all")
+
+
+# Region rows (batch_index, x1, y1, x2, y2) in input pixels of a 16x16 image (spatial_scale 0.5 maps
+# them onto the 8x8 feature map): an ordinary box, one reaching past the border, an inverted one
+# (forced to 1x1) and one whose halves round.
+VISION_ROIS = [[0, 2, 2, 11, 9], [0, 8, 4, 20, 18], [0, 9, 9, 3, 3], [0, 1, 3, 6, 12]]
+
+
+def generate_symbol(out, rng, name, net, x_shape, legacy=False):
+    """Random arguments and auxiliary states for `net`, MXNet's output on a random input, and the
+    symbol (in the legacy JSON form when asked; MXNet then runs what it reads back) and params."""
     import mxnet as mx
     import numpy as np
-    net = op_mix()
-    x = rng.uniform(-1.0, 1.0, (1, 4, 9, 9)).astype("float32")
+    x = rng.uniform(-1.0, 1.0, x_shape).astype("float32")
     arg_shapes, _, aux_shapes = net.infer_shape(data=x.shape)
     args = {n: mx.nd.array(rng.uniform(-0.5, 0.5, sh).astype("float32"))
             for n, sh in zip(net.list_arguments(), arg_shapes)}
     args["data"] = mx.nd.array(x)
+    if "rois" in args:
+        args["rois"] = mx.nd.array(np.array(VISION_ROIS, dtype="float32"))
     aux = {n: mx.nd.array(rng.uniform(0.5, 1.5, sh).astype("float32"))
            for n, sh in zip(net.list_auxiliary_states(), aux_shapes)}
+    symbol_path = os.path.join(out, f"{name}-symbol.json")
+    if legacy:
+        with open(symbol_path, "w") as f:
+            f.write(legacy_json(net.tojson()))
+        net = mx.sym.load(symbol_path)
+    else:
+        net.save(symbol_path)
     y = net.bind(mx.cpu(), args, aux_states=aux).forward(is_train=False)[0].asnumpy()
-    net.save(os.path.join(out, "op_mix-symbol.json"))
     saved = {f"arg:{n}": a for n, a in args.items() if n != "data"}
     saved.update({f"aux:{n}": a for n, a in aux.items()})
-    mx.nd.save(os.path.join(out, "op_mix-0000.params"), saved)
+    mx.nd.save(os.path.join(out, f"{name}-0000.params"), saved)
     return x, y
 
 
@@ -209,8 +265,12 @@ def generate(out, models):
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(7)
     for name, side in models:
-        if name in ("op_mix", "resnet_prelu_legacy"):
-            x, y = generate_op_mix(out, rng) if name == "op_mix" else generate_resnet_prelu(out, rng, side)
+        if name in HAND_BUILT:
+            if name == "resnet_prelu_legacy":
+                x, y = generate_resnet_prelu(out, rng, side)
+            else:
+                net = op_mix() if name == "op_mix" else vision_mix(as_saved=name in AS_SAVED)
+                x, y = generate_symbol(out, rng, name, net, (1, 4, side, side), legacy=name.endswith("_legacy"))
             np.save(os.path.join(out, f"{name}-input.npy"), x)
             np.save(os.path.join(out, f"{name}-output.npy"), y)
             print(f"mxnet_models: {name}: input {x.shape}, output {y.shape}", flush=True)

@@ -88,8 +88,9 @@ TEST(MxnetImport, ReshapeNeedsAKnownInputShape) {
 
 TEST(MxnetImport, EveryUnsupportedNodeInOneError) {
   const Symbol data = Symbol::Variable("data");
-  const Symbol lrn = Symbol::Create("LRN", {data}, {{"nsize", "5"}}, "norm1");
-  const Symbol odd = Symbol::Create("_contrib_Frobnicate", {lrn}, {}, "frob");
+  const Symbol st = Symbol::Create("SpatialTransformer", {data, Symbol::Variable("loc")},
+                                   {{"target_shape", "(5, 5)"}, {"transform_type", "affine"}}, "st1");
+  const Symbol odd = Symbol::Create("_contrib_Frobnicate", {st}, {}, "frob");
   const Symbol nhwc = Symbol::Create(
       "Convolution", {data, Symbol::Variable("w")},
       {{"kernel", "(3, 3)"}, {"num_filter", "4"}, {"layout", "NHWC"}, {"no_bias", "True"}}, "conv_nhwc");
@@ -105,7 +106,7 @@ TEST(MxnetImport, EveryUnsupportedNodeInOneError) {
     code = e.code();
   }
   EXPECT_EQ(code, ErrorCode::kUnsupported);
-  for (const char* part : {"odd_model", "4 nodes", "LRN 'norm1'", "_contrib_Frobnicate 'frob'",
+  for (const char* part : {"odd_model", "4 nodes", "SpatialTransformer 'st1'", "_contrib_Frobnicate 'frob'",
                            "Convolution 'conv_nhwc'", "NHWC", "Activation 'act'", "swishy"})
     EXPECT_NE(msg.find(part), std::string::npos) << part << " missing from: " << msg;
   EXPECT_EQ(msg.find("after_frob"), std::string::npos) << msg;

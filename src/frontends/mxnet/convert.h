@@ -66,6 +66,7 @@ using ConverterTable = std::map<std::string, Converter>;
 
 void add_nn_converters(ConverterTable& table);      // convert_nn.cc
 void add_tensor_converters(ConverterTable& table);  // convert_tensor.cc
+void add_vision_converters(ConverterTable& table);  // convert_vision.cc: UpSampling, Crop, ROIPooling
 void add_kiln_converters(ConverterTable& table);    // convert_kiln.cc: `_kiln_<Op>` for every Kiln op
 
 }  // namespace kiln::mxnet

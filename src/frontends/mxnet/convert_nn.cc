@@ -91,6 +91,11 @@ void leaky_relu(ConvertContext& ctx) {
   if (type == "elu") return ctx.set_output(ctx.add("Elu", {ctx.input(0)}, {{"alpha", slope}}));
   if (type == "selu") return ctx.set_output(ctx.add("Selu", {ctx.input(0)}));
   if (type == "gelu") return ctx.set_output(ctx.add("Gelu", {ctx.input(0)}));
+  if (type == "rrelu") {
+    // At inference the randomized slope is fixed at the middle of its range.
+    const double middle = (a.get_float("lower_bound", 0.125) + a.get_float("upper_bound", 0.334)) / 2;
+    return ctx.set_output(ctx.add("LeakyRelu", {ctx.input(0)}, {{"alpha", middle}}));
+  }
   if (type == "prelu") {
     // MXNet's gamma holds one slope per channel (axis 1); ONNX broadcasts from the right, so the
     // slope becomes (C, 1, ..., 1), with as many ones as the data has axes after the channels.
@@ -220,11 +225,11 @@ void softmax_output(ConvertContext& ctx) {
   ctx.set_output(ctx.add("Reshape", {y, ctx.ints(shape.dims(), "shape")}));
 }
 
+// SoftmaxActivation: channel mode is a softmax along axis 1; instance mode one along the last
+// axis (MXNet 1.9.1 computes it so for inputs of any rank, not over the flattened instance).
 void softmax_activation(ConvertContext& ctx) {
-  if (ctx.attrs().get_string("mode", "instance") == "channel") return softmax_along(ctx, "Softmax", 1);
-  if (ctx.input_rank(0, "instance-mode softmax") != 2)
-    ctx.unsupported("instance mode on an input that is not 2-D");
-  softmax_along(ctx, "Softmax", 1);
+  const bool channel = ctx.attrs().get_string("mode", "instance") == "channel";
+  ctx.set_output(ctx.add("Softmax", {ctx.input(0)}, {{"axis", int64_t{channel ? 1 : -1}}}));
 }
 
 void embedding(ConvertContext& ctx) {
@@ -233,8 +238,14 @@ void embedding(ConvertContext& ctx) {
   ctx.set_output(ctx.add("Gather", {ctx.input(1), idx}, {{"axis", 0}}));
 }
 
+// MXNet's LRN: x / (knorm + alpha / nsize * sum of squares over nsize channels)^beta, ONNX's formula.
 void lrn(ConvertContext& ctx) {
-  ctx.unsupported("Kiln has no LRN (local response normalization) op");
+  const MxnetAttrs& a = ctx.attrs();
+  ctx.set_output(ctx.add("LRN", {ctx.input(0)},
+                         {{"size", a.require_int("nsize")},
+                          {"alpha", a.get_float("alpha", 1e-4)},
+                          {"beta", a.get_float("beta", 0.75)},
+                          {"bias", a.get_float("knorm", 2.0)}}));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ const ConverterTable& converters() {
   static const ConverterTable table = [] {
     ConverterTable t;
     add_nn_converters(t);
+    add_vision_converters(t);
     add_tensor_converters(t);
     add_kiln_converters(t);
     return t;

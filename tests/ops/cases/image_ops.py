@@ -1,4 +1,4 @@
-"""numpy cases for Col2Im, CenterCropPad and RoiAlign.
+"""numpy cases for Col2Im, CenterCropPad, RoiAlign and MaxRoiPool.
 
 Col2Im: 1-D to 3-D images, strides, dilations, asymmetric pads, every dtype (integers wrap, bool is
 any), empty batches; the model adds each kernel offset's column slab into a padded image with strided
@@ -6,7 +6,9 @@ slices, then crops the pads. CenterCropPad: cropping and padding by even and odd
 subsets (negative too), int32 shapes, every dtype, empty inputs and outputs. RoiAlign: both
 coordinate modes, avg and max, fixed and adaptive sampling grids, spatial_scale, several images,
 boxes past the edges and inverted ones, every float dtype, no boxes; the model samples each bin's
-grid with numpy bilinear interpolation.
+grid with numpy bilinear interpolation. MaxRoiPool: boxes rounded half away from zero, past the
+edges, inverted (forced to one pixel), on several images, with spatial_scale, every float dtype, no
+boxes; the model takes each bin's max with bin edges from float32 floor and ceil as Caffe does.
 """
 
 import itertools
@@ -205,7 +207,55 @@ def write_roi_align(root):
     roi_case(root, "roi_align_no_channels", np.zeros((2, 0, 4, 4), dtype=np.float32), rois, indices, out_h=2)
 
 
+# ---- MaxRoiPool -----------------------------------------------------------------------------------
+
+
+def round_half_away(v):
+    return int(np.copysign(np.floor(abs(v) + 0.5), v))
+
+
+def max_roi_pool(x, rois, pooled_shape, spatial_scale=1.0):
+    out_h, out_w = pooled_shape
+    height, width = x.shape[2:]
+    y = np.zeros((len(rois), x.shape[1], out_h, out_w), dtype=np.float64)
+    for i, row in enumerate(rois.astype(np.float64)):
+        image = int(row[0])
+        x1, y1, x2, y2 = (round_half_away(v * spatial_scale) for v in row[1:])
+        roi_h, roi_w = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
+        bin_h, bin_w = np.float32(roi_h) / np.float32(out_h), np.float32(roi_w) / np.float32(out_w)
+        for ph in range(out_h):
+            h0 = min(max(int(np.floor(np.float32(ph) * bin_h)) + y1, 0), height)
+            h1 = min(max(int(np.ceil(np.float32(ph + 1) * bin_h)) + y1, 0), height)
+            for pw in range(out_w):
+                w0 = min(max(int(np.floor(np.float32(pw) * bin_w)) + x1, 0), width)
+                w1 = min(max(int(np.ceil(np.float32(pw + 1) * bin_w)) + x1, 0), width)
+                if h1 > h0 and w1 > w0:
+                    y[i, :, ph, pw] = x[image, :, h0:h1, w0:w1].astype(np.float64).max(axis=(1, 2))
+    return y.astype(x.dtype)
+
+
+def write_max_roi_pool(root):
+    x = sample((2, 3, 9, 11), "float32")
+    rois = np.array([[0, 0, 0, 10, 8], [1, 2.5, 1.5, 7.5, 6.5], [1, -3, -2, 4, 3], [0, 8, 6, 15, 12],
+                     [1, 6, 5, 2, 1], [0, 3, 3, 3, 3]], dtype=np.float32)
+    for pooled in [(1, 1), (2, 3), (4, 4)]:
+        write_case(root, f"max_roi_pool_{pooled[0]}x{pooled[1]}", "MaxRoiPool", [x, rois],
+                   [max_roi_pool(x, rois, pooled)], attrs={"pooled_shape": list(pooled)}, rtol=0, atol=0)
+    for factor, scale, pooled in [(2.0, 0.5, (3, 2)), (0.75, 0.625, (2, 2))]:
+        scaled = rois * np.array([1, factor, factor, factor, factor], dtype=np.float32)
+        write_case(root, f"max_roi_pool_scale_{scale}", "MaxRoiPool", [x, scaled],
+                   [max_roi_pool(x, scaled, pooled, scale)],
+                   attrs={"pooled_shape": list(pooled), "spatial_scale": scale}, rtol=0, atol=0)
+    for dtype in ["float64", "float16", "bfloat16"]:
+        xd, rd = x.astype(np_dtype(dtype)), rois.astype(np_dtype(dtype))
+        write_case(root, f"max_roi_pool_{dtype}", "MaxRoiPool", [xd, rd], [max_roi_pool(xd, rd, (2, 3))],
+                   attrs={"pooled_shape": [2, 3]}, rtol=0, atol=0)
+    write_case(root, "max_roi_pool_no_boxes", "MaxRoiPool", [x, np.zeros((0, 5), dtype=np.float32)],
+               [np.zeros((0, 3, 2, 2), dtype=np.float32)], attrs={"pooled_shape": [2, 2]})
+
+
 def write(root):
     write_col2im(root)
     write_center_crop_pad(root)
     write_roi_align(root)
+    write_max_roi_pool(root)
