@@ -163,15 +163,15 @@ void add_bench_command(CLI::App& app) {
   add_model_args(cmd, args->model, "all");
   cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   cmd->add_option("--warmup", args->warmup, "untimed calls first")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--iters", args->iters, "timed calls")->capture_default_str()->check(CLI::PositiveNumber);
+      ->check(whole_number(0, std::numeric_limits<int>::max()));
+  cmd->add_option("--iters", args->iters, "timed calls")->capture_default_str()->check(whole_number(1, std::numeric_limits<int>::max()));
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_option("--peak-gflops", args->peak_gflops,
                   "the machine's peak GFLOPS for the share of peak (default: measured, oneDNN builds)")
-      ->check(CLI::PositiveNumber);
+      ->check(real_number(0, std::numeric_limits<double>::max(), true));
   cmd->add_option("--shape", args->shapes, "an input's shape, NAME=D0,D1,... (repeatable)");
   cmd->add_option("--input", args->inputs, "an input from a file, NAME=FILE.npy (repeatable)");
   cmd->callback([args] { bench(*args); });

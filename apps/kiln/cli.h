@@ -2,6 +2,7 @@
 // --shape / --input / random values, and the subcommand registrations (one file each).
 #pragma once
 
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -28,6 +29,9 @@ void spin_openmp_briefly(char** argv);
 // keep a multiple of this many channels, so oneDNN's blocked layouts hold no padding (docs/BENCHMARKS.md,
 // pruning, has the measurement that chose it).
 inline constexpr int64_t kDefaultChannelMultiple = 16;
+
+// The most threads --threads takes (and KILN_NUM_THREADS, kiln/environment.hpp).
+inline constexpr int64_t kMaxThreads = 4096;
 
 // MODEL, --epoch and the load options every subcommand takes.
 struct ModelArgs {
@@ -61,6 +65,13 @@ std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::
 // dimension set to `batch`; inputs that stay partly unknown are left out.
 std::map<std::string, Shape> concrete_shapes(const Predictor& predictor,
                                              const std::map<std::string, Shape>& given, int64_t batch);
+
+// Option checks whose messages say what the option takes (option_checks.cc): a whole number in
+// [min, max], and a finite number in [min, max] (above min when `open_min`).
+CLI::Validator whole_number(int64_t min, int64_t max = std::numeric_limits<int64_t>::max());
+CLI::Validator real_number(double min, double max = std::numeric_limits<double>::max(), bool open_min = false);
+// -1 (all) or a count >= 1.
+CLI::Validator count_or_all();
 
 void add_info_command(CLI::App& app);
 void add_run_command(CLI::App& app);

@@ -121,7 +121,7 @@ void add_convert_command(CLI::App& app) {
   cmd->add_option("--epoch", args->epoch, "parameter file epoch of IN (default: the highest found)");
   args->opset_option = cmd->add_option("--opset", args->opset, "ONNX opset to write")
                            ->capture_default_str()
-                           ->check(CLI::Range(onnx::kOldestExportOpset, onnx::kNewestOpset));
+                           ->check(whole_number(onnx::kOldestExportOpset, onnx::kNewestOpset));
   cmd->add_flag("--simplify", args->simplify,
                 "fold constants and shape arithmetic, remove dead and identity nodes, merge common "
                 "subexpressions, fold BatchNormalization into Conv");

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "kiln/environment.hpp"
 #include "kiln/error.hpp"
 
 int main(int argc, char** argv) {
@@ -24,6 +25,12 @@ int main(int argc, char** argv) {
   kiln::cli::add_quantize_command(app);
   kiln::cli::add_prune_command(app);
   kiln::cli::add_optimize_command(app);
+  try {
+    kiln::check_environment();
+  } catch (const kiln::Error& e) {
+    std::cerr << "kiln: usage error: " << e.what() << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);  // the chosen subcommand runs inside parse()
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,7 @@
 // MODEL and its options, and the NAME=VALUE arguments (--shape, --input).
 #include <charconv>
+#include <iostream>
+#include <thread>
 
 #include "cli.h"
 #include "kiln/error.hpp"
@@ -21,10 +23,26 @@ void add_model_args(CLI::App* command, ModelArgs& args, const std::string& defau
       ->capture_default_str()
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   command->add_option("--threads", args.threads, "threads each op may use (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, kMaxThreads));
+}
+
+// Options that are valid alone but mean nothing together are refused rather than ignored.
+void check_model_args(const ModelArgs& args) {
+  if (args.precision != "fp32" && args.kernels == "reference")
+    throw UsageError("--precision " + args.precision +
+                     " computes in the fast kernels; --kernels reference runs float32 only");
+  const bool onnx = args.model.size() >= 5 && args.model.compare(args.model.size() - 5, 5, ".onnx") == 0;
+  if (onnx && args.epoch >= 0)
+    throw UsageError("--epoch picks an MXNet parameter file; '" + args.model + "' is an ONNX model");
+  if (args.epoch < -1) throw UsageError("--epoch: expected an epoch number >= 0, got " + std::to_string(args.epoch));
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && args.threads > static_cast<int>(cores))
+    std::cerr << "kiln: warning: --threads " << args.threads << " is more than the " << cores
+              << " cores here; the extra threads share cores and usually slow each op down\n";
 }
 
 Predictor load_model(const ModelArgs& args, const std::map<std::string, Shape>& input_shapes) {
+  check_model_args(args);
   PredictorOptions options{.threads = args.threads,
                            .opt_level = args.opt_level,
                            .kernels = args.kernels,
@@ -64,14 +82,18 @@ std::map<std::string, Shape> parse_shapes(const std::vector<std::string>& specs)
       dims.push_back(d);
       pos = comma + 1;
     }
-    shapes[name] = Shape(dims);
+    if (!shapes.emplace(name, Shape(dims)).second)
+      throw UsageError("--shape for input '" + name + "' is given twice");
   }
   return shapes;
 }
 
 std::map<std::string, std::string> parse_files(const std::vector<std::string>& specs) {
   std::map<std::string, std::string> files;
-  for (const std::string& spec : specs) files.insert(split_assignment(spec, "--input"));
+  for (const std::string& spec : specs) {
+    const auto [name, file] = split_assignment(spec, "--input");
+    if (!files.emplace(name, file).second) throw UsageError("--input for input '" + name + "' is given twice");
+  }
   return files;
 }
 

@@ -436,7 +436,7 @@ void add_optimize_command(CLI::App& app) {
       ->required();
   cmd->add_option("--channel-multiple", args->channel_multiple, "prune: Convs keep a multiple of N channels")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   cmd->add_option("--calib", args->calib, "folder of .npy calibration batches (int8)");
   cmd->add_option("--calib-mode", args->calib_mode, "int8 calibration: entropy, naive or percentile")
       ->capture_default_str()
@@ -448,34 +448,34 @@ void add_optimize_command(CLI::App& app) {
       "label, x1, y1, x2, y2)");
   cmd->add_option("--max-degradation", args->max_degradation,
                   "fail when accuracy drops more than P points (default: warn only)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(real_number(0));
   cmd->add_option("--warn-degradation", args->warn_degradation, "warn when accuracy drops more than P points")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(real_number(0));
   cmd->add_option("--fp32-op", args->fp32_ops, "bf16/fp16: keep this op type in fp32 too (repeatable)");
   cmd->add_option("--fp32-node", args->fp32_nodes, "bf16/fp16: keep this node in fp32 (repeatable)");
   cmd->add_option("--iters", args->iterations,
                   "timed calls per stage and batch size (at least one per round)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, std::numeric_limits<int>::max()));
   cmd->add_option("--rounds", args->rounds,
                   "interleaved rounds timing each stage against the previous one (--iters calls split "
                   "among them)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, std::numeric_limits<int>::max()));
   cmd->add_flag("--skip-slower", args->skip_slower,
                 "drop a step that makes the model slower than the previous stage at every batch size "
                 "timed (the previous stage's graph is kept)");
   cmd->add_option("--min-step-speedup", args->min_step_speedup,
                   "the speedup over the previous stage below which a step counts as slower")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(real_number(0, std::numeric_limits<double>::max(), true));
   cmd->add_option("--bench-batches", args->bench_batches, "batch sizes timed per stage")
       ->capture_default_str()
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   cmd->add_option("--threads", args->threads, "threads each op may use (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, kMaxThreads));
   cmd->add_option("--report", args->report, "also write the stage table as Markdown to this file");
   cmd->add_option("--ort-python", args->ort_python,
                   "Python with onnxruntime for the reference row (default: $KILN_ORT_PYTHON, else "

@@ -46,10 +46,10 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "Chrome trace file")->capture_default_str();
   cmd->add_option("--iters", args->iters, "profiled calls")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, std::numeric_limits<int>::max()));
   cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   cmd->add_option("--shape", args->shapes, "an input's shape, NAME=D0,D1,... (repeatable)");
   cmd->add_option("--input", args->inputs, "an input from a file, NAME=FILE.npy (repeatable)");
   cmd->callback([args] { profile(*args); });

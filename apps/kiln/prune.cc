@@ -24,17 +24,21 @@ void add_prune_command(CLI::App& app) {
   cmd->add_option("model", args->model, "NAME-symbol.json, a prefix NAME, or a .onnx file")->required();
   cmd->add_option("--ratio", args->options.ratio, "share of weights (or channels) removed, in [0, 1)")
       ->capture_default_str();
-  cmd->add_flag("--structured", args->structured, "remove Conv output channels of smallest filter norm");
+  // The channel options mean nothing to unstructured pruning, which zeroes single weights.
+  CLI::Option* structured =
+      cmd->add_flag("--structured", args->structured, "remove Conv output channels of smallest filter norm");
   cmd->add_option("--norm", args->options.norm, "filter norm ranking channels (--structured)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"l1", "l2"}));
+      ->check(CLI::IsMember({"l1", "l2"}))
+      ->needs(structured);
   cmd->add_option("--channel-multiple", args->options.channel_multiple,
                   "pruned Convs keep a multiple of N channels (--structured; 1: exactly R removed)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1))
+      ->needs(structured);
   cmd->add_option("--layer", args->options.layers, "prune only this layer (repeatable)");
-  cmd->add_option("--exclude", args->options.excluded_layers,
-                  "leave this Conv whole (--structured; repeatable)");
+  cmd->add_option("--exclude", args->options.excluded_layers, "leave this Conv whole (--structured; repeatable)")
+      ->needs(structured);
   cmd->add_option("-o,--output", args->out, "the pruned model, OUT.onnx")->required();
   cmd->callback([args] {
     const pruning::PruneReport report =

@@ -46,23 +46,29 @@ void add_quantize_command(CLI::App& app) {
       app.add_subcommand("quantize", "static INT8 quantization with calibration data, to QDQ ONNX");
   cmd->add_option("model", args->model, "NAME-symbol.json, a prefix NAME, or a .onnx file")->required();
   cmd->add_option("--calib", args->calib, "folder of .npy calibration batches");
-  cmd->add_flag("--dynamic", args->dynamic,
+  CLI::Option* dynamic = cmd->add_flag("--dynamic", args->dynamic,
                 "dynamic quantization of MatMul and Gemm (activations quantized on each call), no --calib");
   cmd->add_option("-o,--output", args->out, "the quantized model, OUT.onnx")->required();
+  // The calibration options mean nothing to dynamic quantization, which calibrates nothing.
   cmd->add_option("--mode", args->options.calib_mode,
                   "calibration: entropy (KL), naive (min/max) or percentile")
       ->capture_default_str()
-      ->check(CLI::IsMember({"entropy", "naive", "percentile"}));
+      ->check(CLI::IsMember({"entropy", "naive", "percentile"}))
+      ->excludes(dynamic);
   cmd->add_option("--percentile", args->options.percentile, "for --mode percentile")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(real_number(0.0, 100.0, true))
+      ->excludes(dynamic);
   cmd->add_option("--batches", args->options.num_calib_batches, "use at most N batches (-1: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(count_or_all())
+      ->excludes(dynamic);
   cmd->add_option(
          "--activations", args->options.activation_dtype,
          "8-bit type of activations: auto (uint8 where never negative), int8, or uint8 (negatives become 0)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "int8", "uint8"}));
+      ->check(CLI::IsMember({"auto", "int8", "uint8"}))
+      ->excludes(dynamic);
   cmd->add_option("--exclude", args->options.excluded_node_names, "keep this node in float (repeatable)");
   cmd->add_option("--exclude-op", args->options.excluded_op_types,
                   "keep nodes of this op in float (repeatable)");

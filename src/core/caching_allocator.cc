@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/environment.h"
 #include "kiln/error.hpp"
 
 namespace kiln {
@@ -22,7 +23,7 @@ class HostRawAllocator final : public RawAllocator {
 };
 
 size_t default_pool_limit() {
-  if (const char* env = std::getenv("KILN_POOL_LIMIT_MB")) return std::stoull(env) << 20;
+  if (const auto mb = env::pool_limit_mb()) return static_cast<size_t>(*mb) << 20;
   return size_t{1} << 30;
 }
 

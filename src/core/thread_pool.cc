@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/environment.h"
 #include "kiln/error.hpp"
 #include "kiln/threading.hpp"
 
@@ -18,7 +19,7 @@ struct RegionFlag {
 };
 
 int default_num_threads() {
-  if (const char* env = std::getenv("KILN_NUM_THREADS")) return std::max(1, std::atoi(env));
+  if (const auto n = env::num_threads()) return static_cast<int>(*n);
   return std::max(1u, std::thread::hardware_concurrency());
 }
 }  // namespace

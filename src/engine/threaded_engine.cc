@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "core/environment.h"
 #include "core/object_cache.h"
 #include "engine.h"
 #include "kiln/error.hpp"
@@ -357,10 +358,8 @@ std::unique_ptr<Engine> make_naive_engine() {
 Engine& get() {
   // Never destroyed: arrays owned by static objects may push their last ops during exit.
   static Engine& engine = []() -> Engine& {
-    const char* kind = std::getenv("KILN_ENGINE");
-    if (kind && std::string(kind) == "naive") return *make_naive_engine().release();
-    const char* threads = std::getenv("KILN_ENGINE_THREADS");
-    return *make_threaded_engine(threads ? std::max(1, std::atoi(threads)) : 2).release();
+    if (env::engine() == "naive") return *make_naive_engine().release();
+    return *make_threaded_engine(static_cast<int>(env::engine_threads().value_or(2))).release();
   }();
   return engine;
 }

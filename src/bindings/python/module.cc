@@ -2,6 +2,7 @@
 // kiln::Error becomes kiln.KilnError, a RuntimeError carrying the C++ message.
 #include <pybind11/pybind11.h>
 
+#include <kiln/environment.hpp>
 #include <kiln/error.hpp>
 #include <kiln/version.hpp>
 
@@ -27,6 +28,8 @@ PYBIND11_MODULE(_kiln, m) {
   m.doc() = "Kiln's C++ core: NDArray, autograd, Gluon, Symbol, Predictor, profiler and quantization bindings";
   m.attr("__version__") = kiln::kVersion;
   bind_errors(m);
+  // A malformed KILN_* variable fails the import, naming it, before anything reads it.
+  kiln::check_environment();
   bind_ndarray(m);
   bind_random(m);
   bind_autograd(m);

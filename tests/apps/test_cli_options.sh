@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Every kiln option is honest: a value it cannot take, or a combination that would do nothing, is
+# refused with exit status 2 and a message naming the option (or environment variable), before any
+# work starts; options that do what they say keep working.
+# Usage: test_cli_options.sh KILN MAKE_MLP_MODEL WORKDIR
+set -euo pipefail
+kiln=$1 make_model=$2 dir=$3
+rm -rf "$dir" && mkdir -p "$dir"
+"$make_model" "$dir" >/dev/null
+fail() { echo "FAIL: $*" >&2; exit 1; }
+model="$dir/mlp-symbol.json"
+
+# Expects exit status 2 and every following pattern (after --) in what the command printed.
+refused() {
+  local cmd=() patterns=()
+  while [ "$1" != "--" ]; do cmd+=("$1"); shift; done
+  shift
+  patterns=("$@")
+  set +e; "${cmd[@]}" >"$dir/out.txt" 2>"$dir/err.txt"; local got=$?; set -e
+  [ "$got" -eq 2 ] || { cat "$dir/err.txt" >&2; fail "'${cmd[*]}' exited $got, expected 2"; }
+  for p in "${patterns[@]}"; do
+    grep -qF -- "$p" "$dir/err.txt" || { cat "$dir/err.txt" >&2; fail "'${cmd[*]}': no '$p' in its message"; }
+  done
+}
+
+# Numeric options say what they take, whatever the mistake.
+refused "$kiln" bench "$model" --batch 0 -- "--batch: expected a whole number >= 1, got '0'"
+refused "$kiln" bench "$model" --threads abc -- "--threads: expected a whole number from 0 to 4096, got 'abc'"
+refused "$kiln" bench "$model" --iters 2.5 -- "--iters" "got '2.5'"
+refused "$kiln" bench "$model" --warmup -1 -- "--warmup: expected a whole number >= 0"
+refused "$kiln" bench "$model" --peak-gflops 0 -- "--peak-gflops: expected a number > 0"
+refused "$kiln" profile "$model" --iters 0 -- "--iters"
+refused "$kiln" convert "$model" "$dir/m.onnx" --opset 3 -- "--opset: expected a whole number from 13 to"
+refused "$kiln" quantize "$dir/mlp" --calib "$dir" --percentile 0 -o "$dir/q.onnx" -- "--percentile"
+refused "$kiln" quantize "$dir/mlp" --calib "$dir" --batches -5 -o "$dir/q.onnx" -- "--batches: expected -1 (all)"
+refused "$kiln" quantize "$dir/mlp" --calib "$dir" --batches 0 -o "$dir/q.onnx" -- "--batches"
+refused "$kiln" optimize "$model" --steps fuse --rounds 0 -o "$dir/o.onnx" -- "--rounds"
+# Too many threads warn, and the command still runs.
+"$kiln" bench "$model" --threads 4096 --iters 2 --warmup 0 >/dev/null 2>"$dir/err.txt"
+grep -q "warning: --threads 4096 is more than the" "$dir/err.txt" || fail "--threads above the core count: no warning"
+
+# Options that would be ignored in this combination.
+refused "$kiln" bench "$model" --precision bf16 --kernels reference -- "--precision bf16" "--kernels reference"
+refused "$kiln" run "$model" --input data="$dir/x.npy" --precision fp16 --kernels reference -- "--precision fp16"
+"$kiln" convert "$model" "$dir/mlp.onnx" >/dev/null
+refused "$kiln" info "$dir/mlp.onnx" --epoch 1 -- "--epoch" "ONNX model"
+refused "$kiln" info "$model" --shape data=1,20 --shape data=2,20 -- "--shape for input 'data' is given twice"
+refused "$kiln" run "$model" --input data="$dir/x.npy" --input data="$dir/x.npy" -- "--input for input 'data' is given twice"
+for option in "--mode naive" "--percentile 99" "--batches 2" "--activations int8"; do
+  # shellcheck disable=SC2086
+  refused "$kiln" quantize "$dir/mlp" --dynamic $option -o "$dir/q.onnx" -- "--dynamic excludes ${option%% *}"
+done
+for option in "--norm l2" "--channel-multiple 4" "--exclude fc1"; do
+  # shellcheck disable=SC2086
+  refused "$kiln" prune "$dir/mlp" --ratio 0.5 $option -o "$dir/p.onnx" -- "${option%% *} requires --structured"
+done
+# An excluded node the model does not have would exclude nothing: refused, listing the nodes.
+mkdir -p "$dir/calib" && cp "$dir/x.npy" "$dir/calib/0.npy"
+set +e; "$kiln" quantize "$dir/mlp" --calib "$dir/calib" --exclude nosuch -o "$dir/q.onnx" 2>"$dir/err.txt"; got=$?; set -e
+[ "$got" -eq 1 ] && grep -q "excluded node 'nosuch' is not a node of the model (its nodes: 'fc1'" "$dir/err.txt" ||
+  fail "quantize --exclude of an unknown node: exit $got, $(cat "$dir/err.txt")"
+[ ! -e "$dir/q.onnx" ] || fail "quantize --exclude of an unknown node wrote a model"
+"$kiln" quantize "$dir/mlp" --calib "$dir/calib" --exclude fc1 -o "$dir/q.onnx" >/dev/null
+
+# Environment variables are checked at start-up, by name.
+for setting in KILN_NUM_THREADS=abc KILN_NUM_THREADS=0 KILN_ENGINE=bogus KILN_ENGINE_THREADS=-2 KILN_POOL_LIMIT_MB=xyz; do
+  refused env "$setting" "$kiln" info "$model" -- "environment variable ${setting%%=*}='${setting#*=}'"
+done
+KILN_NUM_THREADS=1 KILN_ENGINE=naive KILN_POOL_LIMIT_MB=0 "$kiln" info "$model" >/dev/null ||
+  fail "valid environment settings were refused"
+
+echo "kiln options: all checks passed"
