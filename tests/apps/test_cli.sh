@@ -124,6 +124,7 @@ grep -q "wrote $dir/mlp.onnx (ONNX opset 17)" "$dir/convert.txt" || fail "conver
 [ -f "$dir/back-0000.params" ] || fail "convert: no back-0000.params"
 "$kiln" run "$dir/mlp.onnx" --input data="$dir/x.npy" --output-dir "$dir/out_onnx" >/dev/null
 "$kiln" run "$dir/back" --input data="$dir/x.npy" --output-dir "$dir/out_back" >/dev/null
+mkdir -p "$dir/ext"
 "$python" - "$dir" <<'PY'
 import glob, numpy as np, onnx, sys
 d = sys.argv[1]
@@ -134,7 +135,16 @@ for out in ("out_onnx", "out_back"):
     assert len(files) == 1, files
     got = np.load(files[0])
     assert got.shape == want.shape and np.array_equal(got, want), (out, got, want)
+# The same model with its weights in an external data file beside it.
+model = onnx.load(d + "/mlp.onnx")
+onnx.save_model(model, d + "/ext/mlp.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+                location="weights.bin", size_threshold=0)
 PY
+# ... opened by a bare file name from its own folder.
+(cd "$dir/ext" && "$kiln" run mlp.onnx --input data="$dir/x.npy" --output-dir out >/dev/null) ||
+  fail "run: a model with external data opened from its folder"
+cmp -s "$dir/ext/out/$(basename "$(ls "$dir/out_onnx"/*.npy)")" "$(ls "$dir/out_onnx"/*.npy)" ||
+  fail "run: external data model: outputs differ"
 
 # convert --simplify folds shape arithmetic (Shape -> Gather -> Unsqueeze -> Concat -> Reshape):
 # into the constant shape once the input shape is fixed, and with the batch free into [0, 20]

@@ -620,7 +620,7 @@ graph::Graph import_model_bytes(std::string_view bytes, const std::string& base_
 graph::Graph import_model(const std::string& path, const ImportOptions& options) {
   const fs::path file(path);
   ::onnx::ModelProto model = read_model_proto(path);
-  return import_model_proto(model, file.parent_path().string(), file.stem().string(), options);
+  return import_model_proto(model, folder_of(path), file.stem().string(), options);
 }
 
 }  // namespace kiln::onnx

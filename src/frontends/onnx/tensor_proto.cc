@@ -170,6 +170,11 @@ Tensor take_tensor_from_proto(::onnx::TensorProto& proto, const TensorSource& so
   return Tensor(std::move(storage), d.shape, d.dtype);
 }
 
+std::string folder_of(const std::string& path) {
+  const fs::path file(path);
+  return file.has_parent_path() ? file.parent_path().string() : std::string(".");
+}
+
 Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& source) {
   const std::string& where = source.where;
   const Declared d = declared(proto, where);
@@ -230,8 +235,7 @@ Tensor load_tensor_pb(const std::string& path) {
   ::onnx::TensorProto proto;
   KILN_CHECK(proto.ParseFromIstream(&in), ErrorCode::kIo, "'", path,
              "' is not a serialized ONNX TensorProto");
-  const fs::path file(path);
-  return tensor_from_proto(proto, {file.parent_path().string(), "tensor file '" + path + "'"});
+  return tensor_from_proto(proto, {folder_of(path), "tensor file '" + path + "'"});
 }
 
 void save_tensor_pb(const std::string& path, const Tensor& tensor, const std::string& name) {

@@ -20,6 +20,10 @@ struct TensorSource {
   std::string where;     // names the tensor in errors ("initializer 'conv1.weight'")
 };
 
+// The folder external data of the file at `path` is read from: its parent, "." for a bare file
+// name (never empty, which would refuse external data).
+std::string folder_of(const std::string& path);
+
 Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& source);
 // The same, but a tensor held in raw_data takes the proto's bytes over instead of copying them (a
 // little-endian host reads raw_data as it is), aligned as the allocator aligns, leaving raw_data
