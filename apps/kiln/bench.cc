@@ -35,6 +35,7 @@ struct BenchArgs {
   bool json = false;
   double peak_gflops = 0;  // 0: measure it
   std::vector<std::string> shapes, inputs;
+  CLI::Option* batch_option = nullptr;
 };
 
 // CPU seconds this process has used, all threads together.
@@ -83,9 +84,10 @@ std::optional<double> machine_peak_gflops(double given, DType dtype) {
 
 void bench(const BenchArgs& args) {
   const std::map<std::string, Shape> given_shapes = parse_shapes(args.shapes);
+  const std::map<std::string, std::string> files = parse_files(args.inputs);
   const Predictor predictor = load_model(args.model, given_shapes);
-  const std::vector<Tensor> inputs =
-      make_inputs(predictor, given_shapes, parse_files(args.inputs), args.batch);
+  const std::vector<Tensor> inputs = make_inputs(predictor, given_shapes, files, args.batch);
+  const int64_t samples = batch_of(predictor, given_shapes, files, inputs, args.batch, args.batch_option->count() > 0);
   std::map<std::string, Shape> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) shapes.emplace(predictor.inputs()[i].name, inputs[i].shape());
   // Read before the first call: the weights its plan packs are then held once, packed (see
@@ -96,7 +98,6 @@ void bench(const BenchArgs& args) {
     flops = runtime::count_flops(runtime::bind_input_shapes(graph, shapes)).total;
     dtype = compute_dtype(graph, args.model.precision);
   });
-  const int64_t samples = !inputs.empty() && inputs[0].shape().ndim() > 0 ? inputs[0].shape()[0] : 1;
 
   for (int i = 0; i < args.warmup; ++i) predictor.predict(inputs);  // compiles the plan, warms caches
   std::vector<double> ms;
@@ -138,12 +139,18 @@ void bench(const BenchArgs& args) {
     std::cout << j.dump(2) << "\n";
     return;
   }
+  // Below a millisecond the latencies print in microseconds, where three decimals of ms would
+  // show 0.000 or a single digit.
+  const bool micro = percentile(ms, 50) < 1.0;
+  const double scale = micro ? 1e3 : 1.0;
+  const char* unit = micro ? "us" : "ms";
   std::cout << std::fixed << std::setprecision(3) << "model " << predictor.name() << ", batch " << samples
             << ", " << num_threads() << " thread(s), " << args.iters << " iterations after " << args.warmup
             << " warmup\n"
-            << "latency ms: mean " << mean << "  p50 " << percentile(ms, 50) << "  p90 " << percentile(ms, 90)
-            << "  p99 " << percentile(ms, 99) << "  min " << ms.front() << "  max " << ms.back() << "\n"
-            << "CPU ms per call: " << cpu_ms << " (all threads)\n"
+            << "latency " << unit << ": mean " << mean * scale << "  p50 " << percentile(ms, 50) * scale << "  p90 "
+            << percentile(ms, 90) * scale << "  p99 " << percentile(ms, 99) * scale << "  min " << ms.front() * scale
+            << "  max " << ms.back() * scale << "\n"
+            << "CPU " << unit << " per call: " << cpu_ms * scale << " (all threads)\n"
             << std::setprecision(1) << "throughput: " << throughput << " samples/s\n"
             << std::setprecision(3) << "compute: " << gflops << " GFLOPS (" << flops << " FLOPs per call)\n";
   if (peak) {
@@ -161,7 +168,7 @@ void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "latency and throughput of a model");
   add_model_args(cmd, args->model, "all");
-  cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
+  args->batch_option = cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
       ->capture_default_str()
       ->check(whole_number(1));
   cmd->add_option("--warmup", args->warmup, "untimed calls first")

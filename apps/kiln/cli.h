@@ -61,6 +61,13 @@ std::map<std::string, std::string> parse_files(const std::vector<std::string>& s
 std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
                                 const std::map<std::string, std::string>& files, int64_t batch);
 
+// The samples per call: `batch` when some input takes it (a free first dimension not set by
+// `shapes` or `files`), else the first dimension of the first input. A `batch_given` that no input
+// takes is a UsageError (it would be reported and not used).
+int64_t batch_of(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
+                 const std::map<std::string, std::string>& files, const std::vector<Tensor>& inputs, int64_t batch,
+                 bool batch_given);
+
 // The shapes to count FLOPs for: those given, else the declared ones with a free first
 // dimension set to `batch`; inputs that stay partly unknown are left out.
 std::map<std::string, Shape> concrete_shapes(const Predictor& predictor,
@@ -72,6 +79,9 @@ CLI::Validator whole_number(int64_t min, int64_t max = std::numeric_limits<int64
 CLI::Validator real_number(double min, double max = std::numeric_limits<double>::max(), bool open_min = false);
 // -1 (all) or a count >= 1.
 CLI::Validator count_or_all();
+// Readies the output file `path` of `option` before any work: creates its missing folders, and
+// refuses (UsageError) a folder, an unwritable place, or the input `model` itself.
+void prepare_output(const std::string& path, const std::string& option, const std::string& model = "");
 
 void add_info_command(CLI::App& app);
 void add_run_command(CLI::App& app);

@@ -66,6 +66,25 @@ std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::
   return inputs;
 }
 
+int64_t batch_of(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
+                 const std::map<std::string, std::string>& files, const std::vector<Tensor>& inputs, int64_t batch,
+                 bool batch_given) {
+  std::string declared;
+  int takers = 0;
+  for (const TensorSpec& spec : predictor.inputs()) {
+    declared += (declared.empty() ? "" : ", ") + spec.name + " " + (spec.known ? spec.shape.to_string() : "?");
+    const bool given = shapes.count(spec.name) > 0 || files.count(spec.name) > 0;
+    takers += !given && spec.known && spec.shape.ndim() > 0 && spec.shape[0] < 0;
+  }
+  if (takers > 0) return batch;
+  if (batch_given)
+    throw UsageError("--batch " + std::to_string(batch) +
+                     ": no input takes it (only a free first dimension not set by --shape or --input does; "
+                     "inputs: " +
+                     declared + "); give the shapes with --shape NAME=D0,D1,...");
+  return !inputs.empty() && inputs[0].ndim() > 0 ? inputs[0].shape()[0] : 1;
+}
+
 std::map<std::string, Shape> concrete_shapes(const Predictor& predictor,
                                              const std::map<std::string, Shape>& given, int64_t batch) {
   check_names(predictor, keys(given), "--shape");

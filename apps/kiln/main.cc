@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "kiln/environment.hpp"
 #include "kiln/error.hpp"
+#include "kiln/version.hpp"
 
 int main(int argc, char** argv) {
   kiln::cli::spin_openmp_briefly(argv);
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
       "kiln: inspect, run, benchmark, profile, convert, quantize, prune and optimize models (MXNet "
       "-symbol.json + .params, .onnx)",
       "kiln"};
+  app.set_version_flag("--version", kiln::version_text());
   app.require_subcommand(1);
   kiln::cli::add_info_command(app);
   kiln::cli::add_run_command(app);

@@ -483,6 +483,8 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_flag("--no-onnxruntime", args->skip_onnxruntime, "leave out the ONNX Runtime row");
   cmd->add_option("-o,--output", args->out, "the optimized model, OUT.onnx")->required();
   cmd->callback([args] {
+    prepare_output(args->out, "-o", args->model);
+    if (!args->report.empty()) prepare_output(args->report, "--report", args->model);
     if (args->threads > 0) set_num_threads(args->threads);
     Optimizer(*args).run();
   });

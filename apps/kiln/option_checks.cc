@@ -1,14 +1,18 @@
-// Checks of numeric option values whose messages say what the option takes ("--batch: expected
-// a whole number >= 1, got '0'"), in place of CLI11's generic ones, which print the full range of
-// a double and call a word that is not a number "not in range".
+// Checks of option values made before any work starts: numbers, with messages that say what the
+// option takes ("--batch: expected a whole number >= 1, got '0'") in place of CLI11's generic
+// ones, which print the full range of a double and call a word that is not a number "not in
+// range"; and output paths, so that a long run is not thrown away for a file it cannot write.
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <sstream>
 
 #include "cli.h"
+
+#include <unistd.h>
 
 namespace kiln::cli {
 namespace {
@@ -61,6 +65,22 @@ CLI::Validator real_number(double min, double max, bool open_min) {
         return "";
       },
       "", "real_number");
+}
+
+void prepare_output(const std::string& path, const std::string& option, const std::string& model) {
+  namespace fs = std::filesystem;
+  const fs::path out(path);
+  std::error_code ec;
+  if (fs::is_directory(out, ec)) throw UsageError(option + " '" + path + "' is a folder; give a file name");
+  // The model as given, or the symbol file an MXNet prefix names.
+  for (const fs::path& in : {fs::path(model), fs::path(model + "-symbol.json")})
+    if (fs::exists(in, ec) && fs::exists(out, ec) && fs::equivalent(in, out, ec))
+      throw UsageError(option + " '" + path + "' is the input model; write the result elsewhere");
+  const fs::path folder = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  fs::create_directories(folder, ec);
+  if (ec) throw UsageError(option + " '" + path + "': cannot create the folder '" + folder.string() + "': " + ec.message());
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw UsageError(option + " '" + path + "': the folder '" + folder.string() + "' is not writable");
 }
 
 CLI::Validator count_or_all() {

@@ -17,13 +17,16 @@ struct ProfileArgs {
   int iters = 10;
   int64_t batch = 1;
   std::vector<std::string> shapes, inputs;
+  CLI::Option* batch_option = nullptr;
 };
 
 void profile(const ProfileArgs& args) {
+  prepare_output(args.out, "--out", args.model.model);
   const std::map<std::string, Shape> given_shapes = parse_shapes(args.shapes);
+  const std::map<std::string, std::string> files = parse_files(args.inputs);
   const Predictor predictor = load_model(args.model, given_shapes);
-  const std::vector<Tensor> inputs =
-      make_inputs(predictor, given_shapes, parse_files(args.inputs), args.batch);
+  const std::vector<Tensor> inputs = make_inputs(predictor, given_shapes, files, args.batch);
+  batch_of(predictor, given_shapes, files, inputs, args.batch, args.batch_option->count() > 0);
   predictor.predict(inputs);  // compile outside the trace
 
   profiler::set_config({.filename = args.out, .aggregate_stats = true});
@@ -47,7 +50,7 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--iters", args->iters, "profiled calls")
       ->capture_default_str()
       ->check(whole_number(1, std::numeric_limits<int>::max()));
-  cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
+  args->batch_option = cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
       ->capture_default_str()
       ->check(whole_number(1));
   cmd->add_option("--shape", args->shapes, "an input's shape, NAME=D0,D1,... (repeatable)");

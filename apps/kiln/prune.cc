@@ -41,6 +41,7 @@ void add_prune_command(CLI::App& app) {
       ->needs(structured);
   cmd->add_option("-o,--output", args->out, "the pruned model, OUT.onnx")->required();
   cmd->callback([args] {
+    prepare_output(args->out, "-o", args->model);
     const pruning::PruneReport report =
         pruning::prune_model_file(args->model, args->out, args->structured, args->options);
     std::cout << report.to_string() << "wrote " << args->out << " (ONNX)\n";

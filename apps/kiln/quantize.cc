@@ -21,6 +21,7 @@ struct QuantizeArgs {
 };
 
 void quantize(const QuantizeArgs& args) {
+  prepare_output(args.out, "-o", args.model);
   if (args.dynamic == !args.calib.empty())
     throw UsageError("give either --calib DIR (static quantization) or --dynamic");
   if (args.dynamic) {

@@ -25,9 +25,11 @@ void run(const RunArgs& args) {
   for (const auto& [name, path] : files) inputs.emplace(name, npy::load(path));
   std::map<std::string, Shape> shapes = parse_shapes(args.shapes);
   for (const auto& [name, tensor] : inputs) shapes.emplace(name, tensor.shape());
+  std::error_code ec;
+  std::filesystem::create_directories(args.output_dir, ec);
+  if (ec) throw UsageError("--output-dir '" + args.output_dir + "': " + ec.message());
   const Predictor predictor = load_model(args.model, shapes);
   const std::map<std::string, Tensor> outputs = predictor.predict_named(inputs);
-  std::filesystem::create_directories(args.output_dir);
   for (const std::string& name : predictor.output_names()) {
     std::string file = name;
     std::replace(file.begin(), file.end(), '/', '_');  // node names may hold slashes

@@ -11,7 +11,7 @@ The C++ core (libkiln) does the work; this package binds it (kiln._kiln) and arr
 MXNet's modules: nd, sym, autograd, gluon, init, metric, profiler, context, random, contrib.
 """
 from . import _kiln
-from ._kiln import Predictor, __version__
+from ._kiln import Predictor, __version__, features
 from . import base, context, random, profiler
 from .base import KilnError, MXNetError
 from .context import Context, cpu, gpu, num_gpus, current_context

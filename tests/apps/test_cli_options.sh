@@ -9,6 +9,7 @@ rm -rf "$dir" && mkdir -p "$dir"
 "$make_model" "$dir" >/dev/null
 fail() { echo "FAIL: $*" >&2; exit 1; }
 model="$dir/mlp-symbol.json"
+mkdir -p "$dir/calib" && cp "$dir/x.npy" "$dir/calib/0.npy"
 
 # Expects exit status 2 and every following pattern (after --) in what the command printed.
 refused() {
@@ -54,8 +55,32 @@ for option in "--norm l2" "--channel-multiple 4" "--exclude fc1"; do
   # shellcheck disable=SC2086
   refused "$kiln" prune "$dir/mlp" --ratio 0.5 $option -o "$dir/p.onnx" -- "${option%% *} requires --structured"
 done
+# --batch is refused where no input takes it (a model with a fixed batch), and reported as given
+# where one does, whichever input it is.
+"$kiln" convert "$model" "$dir/fixed.onnx" --shape data=2,20 >/dev/null
+refused "$kiln" bench "$dir/fixed.onnx" --batch 8 -- "--batch 8: no input takes it" "data (2, 20)"
+refused "$kiln" profile "$dir/fixed.onnx" --batch 8 --out "$dir/t.json" -- "--batch 8: no input takes it"
+"$kiln" bench "$model" --batch 8 --iters 3 --warmup 0 | grep -q "batch 8," || fail "bench --batch 8: not reported"
+"$kiln" bench "$dir/fixed.onnx" --iters 3 --warmup 0 | grep -q "batch 2," || fail "bench: a fixed batch of 2 not reported"
+# Sub-millisecond latencies print in microseconds, not as 0.000 ms.
+"$kiln" bench "$dir/fixed.onnx" --iters 20 --warmup 2 | grep -qE "^latency us: mean [0-9]+\.[0-9]{3} " ||
+  fail "bench: a latency under a millisecond is not in microseconds"
+
+# Output paths are checked (and their folders made) before any work.
+refused "$kiln" convert "$dir/mlp.onnx" "$dir/mlp.onnx" -- "OUT '$dir/mlp.onnx' is the input model"
+refused "$kiln" quantize "$dir/mlp" --calib "$dir" -o "$dir" -- "-o '$dir' is a folder"
+chmod a-w "$dir/calib" 2>/dev/null && [ ! -w "$dir/calib" ] && {
+  refused "$kiln" prune "$dir/mlp" --ratio 0.5 -o "$dir/calib/p.onnx" -- "is not writable"
+  chmod u+w "$dir/calib"
+}
+"$kiln" prune "$dir/mlp" --ratio 0.5 -o "$dir/new/deeper/p.onnx" >/dev/null
+[ -f "$dir/new/deeper/p.onnx" ] || fail "prune -o into a missing folder: the folder was not made"
+
+# --version says what the build has.
+"$kiln" --version | grep -qE "^kiln [0-9]+\.[0-9]+\.[0-9]+ \(cuda: (yes|no), java: (yes|no), onednn: (yes|no), server: (yes|no)\)$" ||
+  fail "kiln --version: $("$kiln" --version)"
+
 # An excluded node the model does not have would exclude nothing: refused, listing the nodes.
-mkdir -p "$dir/calib" && cp "$dir/x.npy" "$dir/calib/0.npy"
 set +e; "$kiln" quantize "$dir/mlp" --calib "$dir/calib" --exclude nosuch -o "$dir/q.onnx" 2>"$dir/err.txt"; got=$?; set -e
 [ "$got" -eq 1 ] && grep -q "excluded node 'nosuch' is not a node of the model (its nodes: 'fc1'" "$dir/err.txt" ||
   fail "quantize --exclude of an unknown node: exit $got, $(cat "$dir/err.txt")"

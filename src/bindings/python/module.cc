@@ -1,6 +1,7 @@
 // kiln._kiln: the extension module of the Python package. Each area binds itself (one file each);
 // kiln::Error becomes kiln.KilnError, a RuntimeError carrying the C++ message.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <kiln/environment.hpp>
 #include <kiln/error.hpp>
@@ -27,6 +28,8 @@ PYBIND11_MODULE(_kiln, m) {
   using namespace kiln::python;
   m.doc() = "Kiln's C++ core: NDArray, autograd, Gluon, Symbol, Predictor, profiler and quantization bindings";
   m.attr("__version__") = kiln::kVersion;
+  m.def("features", &kiln::build_features,
+        "What this build of Kiln has: {'onednn': True, 'cuda': False, 'java': False, 'server': False}");
   bind_errors(m);
   // A malformed KILN_* variable fails the import, naming it, before anything reads it.
   kiln::check_environment();
