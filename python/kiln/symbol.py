@@ -26,8 +26,25 @@ def _attr_text(value):
     return str(value)
 
 
-def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None, **kwargs):
+def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None, stype=None,
+             **kwargs):
+    """A variable; as in MXNet, `init` is kept as its `__init__` attribute (an initializer's
+    dumps() text), and other keywords as `__key__` attributes."""
     attrs = {k: str(v) for k, v in (attr or {}).items()}
+    if init is not None:
+        if isinstance(init, str):
+            attrs["__init__"] = init
+        elif hasattr(init, "dumps"):
+            attrs["__init__"] = init.dumps()
+        else:
+            raise TypeError(f"Variable {name!r}: init must be an initializer or its dumps() text, got {init!r}")
+    if stype not in (None, "default"):
+        raise ValueError(f"Variable {name!r}: stype {stype!r} is not supported (Kiln's arrays are dense)")
+    for key, value in kwargs.items():
+        if not (key.startswith("__") and key.endswith("__")):
+            raise TypeError(f"Variable {name!r}: unexpected keyword {key!r} (extra attributes are written "
+                            "__name__=value, as in MXNet)")
+        attrs[key] = str(value)
     if shape is not None:
         attrs["__shape__"] = _attr_text(tuple(shape))
     if lr_mult is not None:
@@ -47,7 +64,7 @@ var = Variable
 
 def _create(op, *args, name=None, attr=None, **kwargs):
     inputs = [a for a in args if isinstance(a, Symbol)]
-    attrs = {}
+    attrs = {k: str(v) for k, v in (attr or {}).items()}  # MXNet keeps them on the node as given
     for key, value in kwargs.items():
         if isinstance(value, Symbol):
             inputs.append(value)
@@ -60,7 +77,7 @@ def _create(op, *args, name=None, attr=None, **kwargs):
     return _s._create(op, inputs, attrs, name or "")
 
 
-def _with_params(op, param_inputs, args, name, kwargs):
+def _with_params(op, param_inputs, args, name, kwargs, attr=None):
     """A generic node whose parameter variables not given are made as MXNet makes them
     (NAME_weight, ...), in the op's input order."""
     data = kwargs.pop("data", None)
@@ -71,16 +88,21 @@ def _with_params(op, param_inputs, args, name, kwargs):
     if name is None:  # MXNet's automatic name, as a node of this op takes it
         name = _create(op, data, *args, **kwargs).name
     inputs = [data] + [given[p] if p in given else Variable(f"{name}_{p}") for p in param_inputs if p not in skip]
-    return _create(op, *inputs, *args, name=name, **kwargs)
+    return _create(op, *inputs, *args, name=name, attr=attr, **kwargs)
 
 
 def _typed(op, cpp_fn, param_inputs):
     """The C++ constructor when the parameter variables are left to it, else a generic node."""
-    def fn(*args, name=None, **kwargs):
-        for ignored in ("attr", "cudnn_tune", "workspace", "layout", "cudnn_off"):
-            kwargs.pop(ignored, None)
-        if any(k in kwargs for k in param_inputs):
-            return _with_params(op, param_inputs, args, name, kwargs)
+    def fn(*args, name=None, attr=None, **kwargs):
+        # cuDNN's tuning hints and workspace size change nothing on the CPU, as in MXNet's CPU build.
+        for hint in ("cudnn_tune", "workspace", "cudnn_off"):
+            kwargs.pop(hint, None)
+        layout = kwargs.pop("layout", None)
+        if layout not in (None, "NCW", "NCHW", "NCDHW"):
+            raise ValueError(f"{op}: layout {layout!r} is not supported; Kiln runs the channels-first layouts "
+                             "(NCW, NCHW, NCDHW): transpose the data instead")
+        if attr or any(k in kwargs for k in param_inputs):
+            return _with_params(op, param_inputs, args, name, kwargs, attr)
         data = kwargs.pop("data", None)
         if data is None:
             data, args = args[0], args[1:]

@@ -202,6 +202,11 @@ Predictor::Predictor(graph::Graph graph, const PredictorOptions& options) {
   const graph::OptLevel level = graph::parse_opt_level(options.opt_level);
   KILN_CHECK(options.kernels == "fast" || options.kernels == "reference", ErrorCode::kInvalidArgument,
              "Predictor: kernels must be \"fast\" or \"reference\", got \"", options.kernels, "\"");
+  KILN_CHECK(options.threads >= 0, ErrorCode::kInvalidArgument,
+             "Predictor: threads must be 0 (all cores) or a count of threads, got ", options.threads);
+  KILN_CHECK(options.precision == "fp32" || options.kernels == "fast", ErrorCode::kInvalidArgument,
+             "Predictor: precision \"", options.precision,
+             "\" computes in the fast kernels; kernels \"reference\" run float32 only");
   if (options.threads > 0) set_num_threads(options.threads);
   impl_ = std::make_unique<Impl>(std::move(graph), options.max_cached_plans);
   KILN_CHECK(options.max_dynamic_elements > 0, ErrorCode::kInvalidArgument,

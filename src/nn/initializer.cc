@@ -2,6 +2,7 @@
 // float64 with numpy's legacy draws, rounded to the array's dtype and written in by one op).
 #include "kiln/nn/initializer.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <mutex>
 
@@ -56,6 +57,27 @@ void fill_uniform(const NDArray& array, double scale, std::mt19937& gen) {
 void fill_normal(const NDArray& array, double sigma, std::mt19937& gen) {
   LegacyGauss gauss;
   fill(array, [&] { return sigma * gauss(gen); });
+}
+
+// A number as Python's json writes it: the shortest text that reads back to the same double.
+std::string json_number(double v) {
+  char text[32];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, v);
+  std::string out(text, end);
+  if (out.find_first_of(".en") == std::string::npos) out += ".0";  // 3 -> 3.0, as Python prints a float
+  return out;
+}
+
+const char* factor_name(FactorType type) {
+  switch (type) {
+    case FactorType::kAvg:
+      return "avg";
+    case FactorType::kIn:
+      return "in";
+    case FactorType::kOut:
+      return "out";
+  }
+  return "avg";
 }
 
 }  // namespace
@@ -149,6 +171,29 @@ void Xavier::init_weight(const std::string& name, const NDArray& array, std::mt1
 }
 
 MSRAPrelu::MSRAPrelu(FactorType factor_type, double slope)
-    : Xavier(RandomType::kGaussian, factor_type, 2.0 / (1 + slope * slope)) {}
+    : Xavier(RandomType::kGaussian, factor_type, 2.0 / (1 + slope * slope)), slope_(slope) {}
+
+// The descriptions, as MXNet's Initializer.dumps() writes them: json.dumps([name, kwargs]).
+std::string Constant::dumps() const {
+  return R"(["constant", {"value": )" + json_number(value_) + "}]";
+}
+
+std::string Uniform::dumps() const {
+  return R"(["uniform", {"scale": )" + json_number(scale_) + "}]";
+}
+
+std::string Normal::dumps() const {
+  return R"(["normal", {"sigma": )" + json_number(sigma_) + "}]";
+}
+
+std::string Xavier::dumps() const {
+  return std::string(R"(["xavier", {"rnd_type": ")") + (rnd_type_ == RandomType::kUniform ? "uniform" : "gaussian") +
+         R"(", "factor_type": ")" + factor_name(factor_type_) + R"(", "magnitude": )" + json_number(magnitude_) + "}]";
+}
+
+std::string MSRAPrelu::dumps() const {
+  return std::string(R"(["msraprelu", {"factor_type": ")") + factor_name(factor_type()) + R"(", "slope": )" +
+         json_number(slope_) + "}]";
+}
 
 }  // namespace kiln::nn

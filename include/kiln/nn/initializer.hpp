@@ -33,6 +33,10 @@ class Initializer {
   // Fills `array` with this initializer's values whatever its name. `name` appears in errors.
   virtual void init_weight(const std::string& name, const NDArray& array, std::mt19937& generator) const = 0;
   void init_weight(const std::string& name, const NDArray& array) const;
+
+  // MXNet's JSON description (Initializer.dumps()): ["normal", {"sigma": 0.01}]. A symbol's
+  // variable made with init= keeps it as its __init__ attribute, as MXNet writes it.
+  virtual std::string dumps() const = 0;
 };
 
 class Constant : public Initializer {
@@ -40,6 +44,7 @@ class Constant : public Initializer {
   explicit Constant(double value) : value_(value) {}
   void init_weight(const std::string& name, const NDArray& array, std::mt19937& generator) const override;
   using Initializer::init_weight;
+  std::string dumps() const override;
 
  private:
   double value_;
@@ -48,11 +53,13 @@ class Constant : public Initializer {
 class Zero : public Constant {
  public:
   Zero() : Constant(0) {}
+  std::string dumps() const override { return R"(["zero", {}])"; }
 };
 
 class One : public Constant {
  public:
   One() : Constant(1) {}
+  std::string dumps() const override { return R"(["one", {}])"; }
 };
 
 // Uniform in [-scale, scale).
@@ -61,6 +68,7 @@ class Uniform : public Initializer {
   explicit Uniform(double scale = 0.07);
   void init_weight(const std::string& name, const NDArray& array, std::mt19937& generator) const override;
   using Initializer::init_weight;
+  std::string dumps() const override;
 
  private:
   double scale_;
@@ -72,6 +80,7 @@ class Normal : public Initializer {
   explicit Normal(double sigma = 0.01);
   void init_weight(const std::string& name, const NDArray& array, std::mt19937& generator) const override;
   using Initializer::init_weight;
+  std::string dumps() const override;
 
  private:
   double sigma_;
@@ -97,6 +106,10 @@ class Xavier : public Initializer {
                   double magnitude = 3);
   void init_weight(const std::string& name, const NDArray& array, std::mt19937& generator) const override;
   using Initializer::init_weight;
+  std::string dumps() const override;
+
+ protected:
+  FactorType factor_type() const { return factor_type_; }
 
  private:
   RandomType rnd_type_;
@@ -109,6 +122,10 @@ class Xavier : public Initializer {
 class MSRAPrelu : public Xavier {
  public:
   explicit MSRAPrelu(FactorType factor_type = FactorType::kAvg, double slope = 0.25);
+  std::string dumps() const override;
+
+ private:
+  double slope_;
 };
 using Kaiming = MSRAPrelu;
 

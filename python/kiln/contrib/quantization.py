@@ -154,7 +154,7 @@ def _positive(value, what):
 def quantize_model(sym, arg_params, aux_params, data_names=("data",), label_names=("softmax_label",),
                    ctx=None, excluded_sym_names=None, excluded_op_names=None, calib_mode="entropy",
                    calib_data=None, num_calib_examples=None, quantized_dtype="int8", quantize_mode="smart",
-                   quantize_granularity="tensor-wise", logger=None, num_calib_batches=None, percentile=99.99,
+                   quantize_granularity=None, logger=None, num_calib_batches=None, percentile=99.99,
                    data_shapes=None):
     """Quantizes a float model to INT8; returns (qsym, qarg_params, aux_params).
 
@@ -187,10 +187,13 @@ def quantize_model(sym, arg_params, aux_params, data_names=("data",), label_name
     quantized_dtype : 'int8' | 'uint8' | 'auto'
         The 8-bit type of activations: 'auto' takes uint8 for tensors never negative in
         calibration (after a Relu) and int8 for others; 'uint8' clips negative values to 0.
-    quantize_mode, quantize_granularity :
-        Accepted as in MXNet ('smart' | 'full', 'tensor-wise' | 'channel-wise'); Kiln quantizes
-        every Conv, FullyConnected and dot with constant weights not excluded, and its weights are
-        always per output channel.
+    quantize_mode : 'smart'
+        What Kiln does: every Conv, FullyConnected and dot with constant weights not excluded is
+        quantized, and the ops between them stay float. MXNet's 'full' (every op quantized) is
+        refused.
+    quantize_granularity : None | 'channel-wise'
+        Kiln quantizes weights per output channel; MXNet's 'tensor-wise' (one scale per weight
+        tensor, MXNet's default) is refused rather than ignored.
     percentile : float
         The percentile of magnitudes that calib_mode 'percentile' takes as the threshold.
     data_shapes : dict of name to shape, or a list of (name, shape) pairs or DataDesc
@@ -221,10 +224,12 @@ def _quantize(sym, arg_params, aux_params, data_names, label_names, ctx, exclude
         _fail(f"calib_mode must be one of {', '.join(map(repr, _CALIB_MODES))}, got {calib_mode!r}")
     if quantized_dtype not in _DTYPES:
         _fail(f"quantized_dtype must be one of {', '.join(map(repr, _DTYPES))}, got {quantized_dtype!r}")
-    if quantize_mode not in ("smart", "full"):
-        _fail(f"quantize_mode must be 'smart' or 'full', got {quantize_mode!r}")
-    if quantize_granularity not in ("tensor-wise", "channel-wise"):
-        _fail(f"quantize_granularity must be 'tensor-wise' or 'channel-wise', got {quantize_granularity!r}")
+    if quantize_mode != "smart":
+        _fail(f"quantize_mode must be 'smart' (Kiln quantizes the ops with int8 kernels and keeps the rest "
+              f"float), got {quantize_mode!r}")
+    if quantize_granularity not in (None, "channel-wise"):
+        _fail(f"quantize_granularity must be 'channel-wise' (Kiln's weights are quantized per output channel), "
+              f"got {quantize_granularity!r}")
     _positive(num_calib_examples, "num_calib_examples")
     _positive(num_calib_batches, "num_calib_batches")
     if not isinstance(percentile, (int, float)) or not 0 < percentile <= 100:
@@ -315,7 +320,7 @@ class QuantizedNet:
         _save(path, epoch, self.symbol, self.arg_params, self.aux_params)
 
 
-def quantize_net(network, quantized_dtype="auto", quantize_mode="full", quantize_granularity="tensor-wise",
+def quantize_net(network, quantized_dtype="auto", quantize_mode="smart", quantize_granularity=None,
                  exclude_layers=None, exclude_layers_match=None, exclude_operators=None, calib_data=None,
                  data_shapes=None, calib_mode="none", num_calib_examples=None, ctx=None, logger=None,
                  num_calib_batches=None):

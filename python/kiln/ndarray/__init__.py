@@ -3,6 +3,8 @@
 Every function runs a registered C++ op (pushed to Kiln's dependency engine and returning at
 once); values are read by asnumpy(), asscalar() or printing, which wait for the result.
 """
+import functools as _functools
+
 import numpy as _np
 
 from .. import _kiln
@@ -21,6 +23,30 @@ def _ctx(ctx):
     return cpu() if ctx is None else ctx
 
 
+def _mxnet_keywords(fn):
+    """The keywords every mx.nd function takes in MXNet: out= (the result is written into that
+    array, which is returned) and name= (ignored by imperative calls, as in MXNet). Any other
+    keyword the function does not declare is a TypeError, not silently dropped."""
+    @_functools.wraps(fn)
+    def call(*args, out=None, name=None, **kwargs):
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if not isinstance(result, NDArray):
+            raise TypeError(f"{fn.__name__}: out= takes one array, and this call gives {len(result)}")
+        if out.shape != result.shape or out.dtype != result.dtype:
+            raise ValueError(f"{fn.__name__}: out= has shape {out.shape} and dtype {out.dtype}; the result has "
+                             f"shape {result.shape} and dtype {result.dtype}")
+        result.copyto(out)
+        return out
+    return call
+
+
+def _dense(stype, what):
+    if stype not in (None, "default"):
+        raise ValueError(f"{what}: stype {stype!r} is not supported (Kiln's arrays are dense)")
+
+
 # ---- creation ---------------------------------------------------------------------------------
 
 def array(source_array, ctx=None, dtype=None):
@@ -33,15 +59,20 @@ def array(source_array, ctx=None, dtype=None):
     return _kiln.from_numpy(_np.ascontiguousarray(source_array, dtype=dtype), _ctx(ctx))
 
 
-def zeros(shape, ctx=None, dtype=None, **kwargs):
+@_mxnet_keywords
+def zeros(shape, ctx=None, dtype=None, stype=None):
+    _dense(stype, "zeros")
     return _kiln.full(shape, 0.0, dtype, _ctx(ctx))
 
 
-def ones(shape, ctx=None, dtype=None, **kwargs):
+@_mxnet_keywords
+def ones(shape, ctx=None, dtype=None, stype=None):
+    _dense(stype, "ones")
     return _kiln.full(shape, 1.0, dtype, _ctx(ctx))
 
 
-def full(shape, val, ctx=None, dtype=None, **kwargs):
+@_mxnet_keywords
+def full(shape, val, ctx=None, dtype=None):
     return _kiln.full(shape, float(val), dtype, _ctx(ctx))
 
 
@@ -49,24 +80,28 @@ def empty(shape, ctx=None, dtype=None):
     return _kiln.empty(shape, dtype, _ctx(ctx))
 
 
-def zeros_like(data, **kwargs):
+@_mxnet_keywords
+def zeros_like(data):
     return _kiln.full(data.shape, 0.0, data.dtype, data.context)
 
 
-def ones_like(data, **kwargs):
+@_mxnet_keywords
+def ones_like(data):
     return _kiln.full(data.shape, 1.0, data.dtype, data.context)
 
 
-def arange(start, stop=None, step=1.0, repeat=1, ctx=None, dtype=None, **kwargs):
+@_mxnet_keywords
+def arange(start, stop=None, step=1.0, repeat=1, ctx=None, dtype=None):
     if stop is None:
         start, stop = 0.0, start
     out = _kiln.arange(float(start), float(stop), float(step), dtype)
     if repeat != 1:
         out = tile(out.reshape((-1, 1)), (1, repeat)).reshape((-1,))
-    return out
+    return out.as_in_context(_ctx(ctx))
 
 
-def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
+@_mxnet_keywords
+def eye(N, M=0, k=0, ctx=None, dtype=None):
     return array(_np.eye(N, M if M else N, k), ctx, dtype)
 
 
@@ -77,7 +112,7 @@ def _as_array(x, like):
 
 
 def _binary(op):
-    def fn(lhs, rhs, out=None, **kwargs):
+    def fn(lhs, rhs, out=None, name=None):
         if not isinstance(lhs, NDArray):
             lhs = _as_array(lhs, rhs)
         rhs = _as_array(rhs, lhs)
@@ -116,7 +151,8 @@ def where(condition, x, y):
     return _invoke1("Where", [condition.astype("bool"), x, y])
 
 
-def dot(lhs, rhs, transpose_a=False, transpose_b=False, **kwargs):
+@_mxnet_keywords
+def dot(lhs, rhs, transpose_a=False, transpose_b=False):
     if transpose_a:
         lhs = lhs.T
     if transpose_b:
@@ -124,7 +160,8 @@ def dot(lhs, rhs, transpose_a=False, transpose_b=False, **kwargs):
     return _kiln.dot(lhs, rhs)
 
 
-def batch_dot(lhs, rhs, transpose_a=False, transpose_b=False, **kwargs):
+@_mxnet_keywords
+def batch_dot(lhs, rhs, transpose_a=False, transpose_b=False):
     if transpose_a:
         lhs = lhs.transpose((0, 2, 1))
     if transpose_b:
@@ -135,10 +172,10 @@ def batch_dot(lhs, rhs, transpose_a=False, transpose_b=False, **kwargs):
 # ---- elementwise math -------------------------------------------------------------------------
 
 def _unary(op):
-    def fn(data, **kwargs):
+    def fn(data):
         return _invoke1(op, [data])
     fn.__name__ = op.lower()
-    return fn
+    return _mxnet_keywords(fn)
 
 
 exp = _unary("Exp")
@@ -164,27 +201,33 @@ erf = _unary("Erf")
 softsign = _unary("Softsign")
 
 
-def square(data, **kwargs):
+@_mxnet_keywords
+def square(data):
     return data * data
 
 
-def rsqrt(data, **kwargs):
+@_mxnet_keywords
+def rsqrt(data):
     return reciprocal(sqrt(data))
 
 
-def log_softmax(data, axis=-1, **kwargs):
+@_mxnet_keywords
+def log_softmax(data, axis=-1):
     return _invoke1("LogSoftmax", [data], axis=axis)
 
 
-def softmax(data, axis=-1, **kwargs):
+@_mxnet_keywords
+def softmax(data, axis=-1):
     return _invoke1("Softmax", [data], axis=axis)
 
 
-def clip(data, a_min, a_max, **kwargs):
+@_mxnet_keywords
+def clip(data, a_min, a_max):
     return _invoke1("Clip", [data, _as_array(a_min, data), _as_array(a_max, data)])
 
 
-def Activation(data, act_type="relu", **kwargs):
+@_mxnet_keywords
+def Activation(data, act_type="relu"):
     ops = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "softrelu": "Softplus",
            "softsign": "Softsign"}
     if act_type not in ops:
@@ -192,7 +235,8 @@ def Activation(data, act_type="relu", **kwargs):
     return _invoke1(ops[act_type], [data])
 
 
-def LeakyReLU(data, act_type="leaky", slope=0.25, **kwargs):
+@_mxnet_keywords
+def LeakyReLU(data, act_type="leaky", slope=0.25):
     if act_type == "leaky":
         return _invoke1("LeakyRelu", [data], alpha=float(slope))
     if act_type == "elu":
@@ -204,34 +248,41 @@ def LeakyReLU(data, act_type="leaky", slope=0.25, **kwargs):
 
 # ---- reductions -------------------------------------------------------------------------------
 
-def sum(data, axis=None, keepdims=False, exclude=False, **kwargs):  # noqa: A001
+@_mxnet_keywords
+def sum(data, axis=None, keepdims=False, exclude=False):  # noqa: A001
     return data._reduce("ReduceSum", axis, keepdims, exclude)
 
 
-def mean(data, axis=None, keepdims=False, exclude=False, **kwargs):
+@_mxnet_keywords
+def mean(data, axis=None, keepdims=False, exclude=False):
     return data._reduce("ReduceMean", axis, keepdims, exclude)
 
 
-def max(data, axis=None, keepdims=False, exclude=False, **kwargs):  # noqa: A001
+@_mxnet_keywords
+def max(data, axis=None, keepdims=False, exclude=False):  # noqa: A001
     return data._reduce("ReduceMax", axis, keepdims, exclude)
 
 
-def min(data, axis=None, keepdims=False, exclude=False, **kwargs):  # noqa: A001
+@_mxnet_keywords
+def min(data, axis=None, keepdims=False, exclude=False):  # noqa: A001
     return data._reduce("ReduceMin", axis, keepdims, exclude)
 
 
-def prod(data, axis=None, keepdims=False, exclude=False, **kwargs):
+@_mxnet_keywords
+def prod(data, axis=None, keepdims=False, exclude=False):
     return data._reduce("ReduceProd", axis, keepdims, exclude)
 
 
-def norm(data, ord=2, axis=None, keepdims=False, **kwargs):  # noqa: A002
+@_mxnet_keywords
+def norm(data, ord=2, axis=None, keepdims=False):  # noqa: A002
     if ord not in (1, 2):
         raise ValueError(f"norm: ord must be 1 or 2, got {ord}")
     return data._reduce("ReduceL2" if ord == 2 else "ReduceL1", axis, keepdims, False)
 
 
 def _arg_reduce(op):
-    def fn(data, axis=None, keepdims=False, **kwargs):
+    @_mxnet_keywords
+    def fn(data, axis=None, keepdims=False):
         if axis is None:  # over the flattened array, giving shape (1,)
             data, axis, keepdims = data.reshape((-1,)), 0, True
         # MXNet returns the indices as floats in the data's dtype.
@@ -239,7 +290,8 @@ def _arg_reduce(op):
     return fn
 
 
-def sum_axis(data, axis=None, keepdims=False, **kwargs):
+@_mxnet_keywords
+def sum_axis(data, axis=None, keepdims=False):
     return sum(data, axis, keepdims)
 
 
@@ -247,7 +299,8 @@ argmax = _arg_reduce("ArgMax")
 argmin = _arg_reduce("ArgMin")
 
 
-def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32", **kwargs):
+@_mxnet_keywords
+def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32"):
     k_array = _kiln.full((1,), float(k), "int64", data.context)
     values, indices = _invoke("TopK", [data, k_array], {"axis": axis, "largest": int(not is_ascend)})
     if ret_typ == "value":
@@ -259,28 +312,33 @@ def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32"
 
 # ---- shapes -----------------------------------------------------------------------------------
 
-def reshape(data, shape=None, **kwargs):
+@_mxnet_keywords
+def reshape(data, shape=None):
     return data.reshape(shape)
 
 
-def transpose(data, axes=None, **kwargs):
+@_mxnet_keywords
+def transpose(data, axes=None):
     return data.transpose(axes)
 
 
-def flatten(data, **kwargs):
+@_mxnet_keywords
+def flatten(data):
     return data.flatten()  # traced as Flatten, so exported graphs keep their batch size free
 
 
 Flatten = flatten
 
 
-def expand_dims(data, axis, **kwargs):
+@_mxnet_keywords
+def expand_dims(data, axis):
     shape = list(data.shape)
     axis = axis if axis >= 0 else axis + len(shape) + 1
     return data.reshape(tuple(shape[:axis] + [1] + shape[axis:]))
 
 
-def squeeze(data, axis=None, **kwargs):
+@_mxnet_keywords
+def squeeze(data, axis=None):
     shape = data.shape
     if axis is None:
         axes = [i for i, d in enumerate(shape) if d == 1]
@@ -289,29 +347,34 @@ def squeeze(data, axis=None, **kwargs):
     return data.reshape(tuple(d for i, d in enumerate(shape) if i not in axes))
 
 
-def concat(*data, dim=1, **kwargs):
+@_mxnet_keywords
+def concat(*data, dim=1):
     return _invoke1("Concat", list(data), axis=dim)
 
 
-def stack(*data, axis=0, **kwargs):
+@_mxnet_keywords
+def stack(*data, axis=0):
     return concat(*[expand_dims(d, axis) for d in data], dim=axis)
 
 
-def split(data, num_outputs, axis=1, squeeze_axis=False, **kwargs):
+@_mxnet_keywords
+def split(data, num_outputs, axis=1, squeeze_axis=False):
     outs = _invoke("Split", [data], {"axis": axis, "num_outputs": num_outputs}, num_outputs)
     if squeeze_axis:
         outs = [squeeze(o, axis) for o in outs]
     return outs if num_outputs > 1 else outs[0]
 
 
-def slice_axis(data, axis, begin, end, **kwargs):
+@_mxnet_keywords
+def slice_axis(data, axis, begin, end):
     n = data.shape[axis]
     end = n if end is None else end
     index = [slice(None)] * (axis % data.ndim) + [slice(begin, end)]
     return data[tuple(index)]
 
 
-def tile(data, reps, **kwargs):
+@_mxnet_keywords
+def tile(data, reps):
     reps = tuple(reps)
     if len(reps) < data.ndim:
         reps = (1,) * (data.ndim - len(reps)) + reps
@@ -320,32 +383,38 @@ def tile(data, reps, **kwargs):
     return _invoke1("Tile", [data, array(reps, dtype="int64")])
 
 
-def broadcast_to(data, shape, **kwargs):
+@_mxnet_keywords
+def broadcast_to(data, shape):
     shape = tuple(d if s == 0 else s for d, s in zip(data.shape, shape)) if len(shape) == data.ndim else shape
     return _invoke1("Expand", [data, array(shape, dtype="int64")])
 
 
-def broadcast_like(lhs, rhs, **kwargs):
+@_mxnet_keywords
+def broadcast_like(lhs, rhs):
     return broadcast_to(lhs, rhs.shape)
 
 
-def take(a, indices, axis=0, **kwargs):
+@_mxnet_keywords
+def take(a, indices, axis=0):
     return _invoke1("Gather", [a, indices.astype("int64")], axis=axis)
 
 
-def one_hot(indices, depth, on_value=1.0, off_value=0.0, dtype="float32", **kwargs):
+@_mxnet_keywords
+def one_hot(indices, depth, on_value=1.0, off_value=0.0, dtype="float32"):
     values = array([off_value, on_value], dtype=dtype)
     return _invoke1("OneHot", [indices.astype("int64"), array([depth], dtype="int64"), values], axis=-1)
 
 
-def cast(data, dtype, **kwargs):
+@_mxnet_keywords
+def cast(data, dtype):
     return data.astype(dtype)
 
 
 Cast = cast
 
 
-def Dropout(data, p=0.5, **kwargs):
+@_mxnet_keywords
+def Dropout(data, p=0.5):
     from .. import autograd
     if not autograd.is_training() or p == 0:
         return data

@@ -44,7 +44,8 @@ void bind_initializers(py::module_& g) {
       .def("__call__", [](const nn::Initializer& i, const std::string& name, const NDArray& array) {
         py::gil_scoped_release release;
         i(name, array);
-      });
+      })
+      .def("dumps", &nn::Initializer::dumps);
   py::classh<nn::Constant, nn::Initializer>(init, "Constant").def(py::init<double>(), py::arg("value"));
   py::classh<nn::Zero, nn::Constant>(init, "Zero").def(py::init<>());
   py::classh<nn::One, nn::Constant>(init, "One").def(py::init<>());

@@ -21,9 +21,11 @@ Tensor input_tensor(const py::handle& value, const std::string& name) {
   }
   KILN_CHECK(py::isinstance<py::array>(value), ErrorCode::kInvalidArgument, "Predictor.predict: input '",
              name, "' must be an NDArray or a numpy array");
-  const auto array = py::reinterpret_borrow<py::array>(value);
-  KILN_CHECK(array.flags() & py::array::c_style, ErrorCode::kInvalidArgument, "Predictor.predict: input '",
-             name, "' must be C-contiguous");
+  // A strided view (a slice, a transpose) is copied into row-major order; a contiguous array is
+  // read where it lies.
+  const auto array = py::array::ensure(value, py::array::c_style);
+  KILN_CHECK(array, ErrorCode::kInvalidArgument, "Predictor.predict: input '", name,
+             "' could not be read as an array");
   const DType dtype = dtype_from_py(array.dtype());
   std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
   auto* keep = new py::object(array);
@@ -95,6 +97,12 @@ void bind_predictor(py::module_& m) {
       .def(
           "predict",
           [](const Predictor& p, const py::object& inputs, const py::kwargs& named) -> py::object {
+            if (inputs.is_none() && named.empty()) {
+              std::string names;
+              for (const std::string& n : p.input_names()) names += (names.empty() ? "" : ", ") + n;
+              throw py::type_error("Predictor.predict() needs the inputs (" + names +
+                                   "): a list in that order, a dict by name, or keywords NAME=array");
+            }
             if (!named.empty() || py::isinstance<py::dict>(inputs)) {
               const py::dict by_name =
                   py::isinstance<py::dict>(inputs) ? inputs.cast<py::dict>() : py::dict(named);
