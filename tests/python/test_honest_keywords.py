@@ -1,6 +1,7 @@
 """Every keyword the Python API accepts does what it says or is refused: mx.nd's out= and name=,
 creation contexts and stypes, mx.sym's layout, attr= and Variable(init=), the Predictor's threads
-and its inputs, quantize_model's granularity and mode."""
+and its inputs, quantize_model's granularity and mode; and a Predictor given the parameters of
+another model fails when it loads, naming the file and what it holds."""
 import json
 
 import numpy as np
@@ -98,3 +99,19 @@ def test_quantize_refuses_what_it_does_not_do():
     qsym, _, _ = quantize_model(fc, args, {}, calib_data=calib, calib_mode="naive",
                                 quantize_granularity="channel-wise")
     assert qsym is not None
+
+
+def test_predictor_refuses_the_parameters_of_another_model(tmp_path):
+    import shutil
+    for prefix, units in [("first", 3), ("second", 5)]:
+        net = mx.gluon.nn.HybridSequential()
+        net.add(mx.gluon.nn.Dense(units))
+        net.initialize(mx.init.Xavier())
+        net.hybridize()
+        net(mx.nd.ones((1, 4)))
+        net.export(str(tmp_path / prefix))
+    shutil.copy(tmp_path / "second-0000.params", tmp_path / "first-0000.params")
+    with pytest.raises(mx.KilnError, match=r"parameter '(dense\d+)_weight' \(read by FullyConnected '[^']+'\) and 1 "
+                                           r"more are not in .*first-0000.params', which holds 2 arrays "
+                                           r"\(arg:(?!\1)dense\d+_weight, arg:dense\d+_bias\)"):
+        mx.Predictor(str(tmp_path / "first"))
