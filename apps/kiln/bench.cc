@@ -93,9 +93,12 @@ void bench(const BenchArgs& args) {
   // Read before the first call: the weights its plan packs are then held once, packed (see
   // Predictor::graph), as in a deployment.
   int64_t flops = 0;
+  std::string not_counted;  // ops whose FLOPs no rule counts
   DType dtype = DType::kFloat32;
   predictor.read_graph([&](const graph::Graph& graph) {
-    flops = runtime::count_flops(runtime::bind_input_shapes(graph, shapes)).total;
+    const runtime::FlopCount count = runtime::count_flops(runtime::bind_input_shapes(graph, shapes));
+    flops = count.total;
+    not_counted = runtime::not_counted_text(count);
     dtype = compute_dtype(graph, args.model.precision);
   });
 
@@ -132,6 +135,7 @@ void bench(const BenchArgs& args) {
                         {"cpu_ms", cpu_ms},
                         {"throughput", throughput},
                         {"flops", flops},
+                        {"flops_not_counted", not_counted},
                         {"gflops", gflops},
                         {"peak_dtype", dtype_name(dtype)},
                         {"peak_gflops", peak ? nlohmann::json(*peak) : nlohmann::json()},
@@ -152,7 +156,8 @@ void bench(const BenchArgs& args) {
             << "  max " << ms.back() * scale << "\n"
             << "CPU " << unit << " per call: " << cpu_ms * scale << " (all threads)\n"
             << std::setprecision(1) << "throughput: " << throughput << " samples/s\n"
-            << std::setprecision(3) << "compute: " << gflops << " GFLOPS (" << flops << " FLOPs per call)\n";
+            << std::setprecision(3) << "compute: " << gflops << " GFLOPS (" << flops << " FLOPs per call"
+            << (not_counted.empty() ? "" : "; not counted: " + not_counted) << ")\n";
   if (peak) {
     std::cout << std::setprecision(1) << "share of peak: " << 100.0 * gflops / *peak << "% of " << *peak
               << " GFLOPS ("

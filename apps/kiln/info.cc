@@ -81,7 +81,10 @@ void info(const InfoArgs& args) {
     for (const auto& [name, shape] : shapes) shape_json[name] = shape.dims();
     j["flops_input_shapes"] = shape_json;
     j["flops"] = flops ? nlohmann::json(flops->total) : nlohmann::json(nullptr);
-    if (flops) j["flops_by_op"] = flops->by_op;
+    if (flops) {
+      j["flops_by_op"] = flops->by_op;
+      j["flops_not_counted"] = flops->not_counted;
+    }
     if (memory)
       j["activation_memory"] = {{"planned_bytes", memory->planned_bytes},
                                 {"naive_bytes", memory->naive_bytes}};
@@ -104,6 +107,7 @@ void info(const InfoArgs& args) {
               << static_cast<double>(flops->total) / 1e9 << " GFLOPs)\n";
     for (const auto& [op, n] : flops->by_op)
       std::cout << "  " << std::left << std::setw(24) << op << n << "\n";
+    if (!flops->not_counted.empty()) std::cout << "  not counted: " << runtime::not_counted_text(*flops) << "\n";
     // Intermediates only: the static memory plan against one buffer per value.
     std::cout << "activation memory: " << memory->planned_bytes << " bytes planned, " << memory->naive_bytes
               << " naive (" << std::setprecision(1)

@@ -86,5 +86,39 @@ TEST(CountFlops, FreeDimensionsAreCountedAsUnknown) {
   EXPECT_EQ(count.unknown_nodes, 1);
 }
 
+// Attention's two products, Einsum over its index space (an ellipsis broadcast), the recurrent
+// cells' input and recurrent products, the integer ops; and the ops no rule counts, listed.
+TEST(CountFlops, AttentionEinsumRecurrentIntegerAndTheOpsLeftOut) {
+  Graph g;
+  // Attention, 4-D: B 2, H 3, S_q 5, S_kv 7, D 8 (V's head size 4).
+  Value* q = g.add_input("q", TensorInfo{DType::kFloat32, Shape{2, 3, 5, 8}});
+  Value* k = g.add_input("k", TensorInfo{DType::kFloat32, Shape{2, 3, 7, 8}});
+  Value* v = g.add_input("v", TensorInfo{DType::kFloat32, Shape{2, 3, 7, 4}});
+  Value* att = g.add_node("Attention", {q, k, v}, {}, "", 1)->outputs[0];
+  // Einsum "...ij,jk->...ik" over (2, 3, 5, 4) and (4, 6): 2*3*5*4*6 points.
+  Value* e = g.add_node("Einsum", {att, weight(g, "ew", {4, 6})}, {{"equation", "...ij,jk->...ik"}})->outputs[0];
+  // LSTM: 9 steps, batch 2, input 6, hidden 5, both directions: 4 gates.
+  Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{9, 2, 6}});
+  Value* lstm = g.add_node("LSTM", {x, weight(g, "W", {2, 20, 6}), weight(g, "R", {2, 20, 5})},
+                           {{"hidden_size", 5}, {"direction", "bidirectional"}}, "", 1)
+                    ->outputs[0];
+  // MatMulInteger: (4, 6) x (6, 3).
+  Value* a8 = g.add_input("a8", TensorInfo{DType::kUInt8, Shape{4, 6}});
+  Value* mi = g.add_node("MatMulInteger", {a8, g.add_initializer("b8", Tensor::zeros({6, 3}, DType::kInt8))})
+                  ->outputs[0];
+  Value* pooled = g.add_node("GlobalAveragePool", {e})->outputs[0];
+  Value* moved = g.add_node("Transpose", {lstm})->outputs[0];
+  g.set_outputs({pooled, moved, mi});
+  g.infer_shapes();
+  const FlopCount count = count_flops(g);
+  EXPECT_EQ(count.by_op.at("Attention"), 2 * (2 * 3 * 5 * 8 + 2 * 3 * 5 * 4) * 7);
+  EXPECT_EQ(count.by_op.at("Einsum"), 2 * (2 * 3 * 5 * 4 * 6));
+  EXPECT_EQ(count.by_op.at("LSTM"), 2 * (9 * 2) * (2 * 20 * 6 + 2 * 20 * 5));
+  EXPECT_EQ(count.by_op.at("MatMulInteger"), 2 * 4 * 3 * 6);
+  EXPECT_EQ(count.unknown_nodes, 0);
+  EXPECT_EQ(count.not_counted, (std::map<std::string, int>{{"GlobalAveragePool", 1}, {"Transpose", 1}}));
+  EXPECT_EQ(not_counted_text(count), "GlobalAveragePool (1), Transpose (1)");
+}
+
 }  // namespace
 }  // namespace kiln::runtime
