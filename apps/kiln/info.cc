@@ -1,6 +1,6 @@
-// kiln info MODEL [--json] [--shape NAME=D0,D1,...]: inputs, outputs, op counts, parameters and
-// FLOPs (for the given shapes, or the declared ones with a free batch of 1). The inputs are shown
-// as the model declares them (see load_model).
+// kiln info MODEL [--json] [--nodes] [--shape NAME=D0,D1,...]: inputs, outputs, op counts,
+// parameters and FLOPs (for the given shapes, or the declared ones with a free batch of 1), and with
+// --nodes every node. An input given a shape shows it, beside the shape the model declares.
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -21,8 +21,47 @@ namespace {
 struct InfoArgs {
   ModelArgs model;
   bool json = false;
+  bool nodes = false;
   std::vector<std::string> shapes;
 };
+
+// A value's shape as inference left it: "(1, 3, 224, 224)", "?" when unknown, "-" when absent.
+std::string value_text(const graph::Value* v) {
+  if (v == nullptr) return "-";
+  return v->info ? v->info->shape.to_string() : "?";
+}
+
+// One row per node, in graph order: name, op, input shapes -> output shapes. The names are what
+// quantize --exclude, prune --layer and optimize --fp32-node take.
+nlohmann::json node_rows(const graph::Graph& g) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const graph::Node* node : g.topological_order()) {
+    nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+    for (const graph::Value* v : node->inputs) inputs.push_back(value_text(v));
+    for (const graph::Value* v : node->outputs) outputs.push_back(value_text(v));
+    rows.push_back({{"name", node->name}, {"op", node->op}, {"inputs", inputs}, {"outputs", outputs}});
+  }
+  return rows;
+}
+
+void print_node_rows(const nlohmann::json& rows) {
+  size_t name_width = 4, op_width = 2;
+  for (const auto& row : rows) {
+    name_width = std::max(name_width, row["name"].get<std::string>().size());
+    op_width = std::max(op_width, row["op"].get<std::string>().size());
+  }
+  std::cout << "nodes:\n";
+  for (const auto& row : rows) {
+    auto joined = [](const nlohmann::json& shapes) {
+      std::string text;
+      for (const auto& s : shapes) text += (text.empty() ? "" : ", ") + s.get<std::string>();
+      return text;
+    };
+    std::cout << "  " << std::left << std::setw(static_cast<int>(name_width)) << row["name"].get<std::string>()
+              << "  " << std::setw(static_cast<int>(op_width)) << row["op"].get<std::string>() << "  "
+              << joined(row["inputs"]) << " -> " << joined(row["outputs"]) << "\n";
+  }
+}
 
 nlohmann::json spec_json(const TensorSpec& spec) {
   if (!spec.known) return {{"name", spec.name}, {"dtype", nullptr}, {"shape", nullptr}};
@@ -58,8 +97,14 @@ void info(const InfoArgs& args) {
   std::optional<runtime::FlopCount> flops;
   std::optional<runtime::MemoryPlanStats> memory;
   std::vector<TensorSpec> outputs = predictor.outputs();
+  std::vector<TensorSpec> inputs = predictor.inputs();
+  for (TensorSpec& spec : inputs)  // the shapes asked about, where given
+    if (const auto it = given.find(spec.name); it != given.end()) spec.shape = it->second;
+  nlohmann::json nodes;
+  if (args.nodes) nodes = node_rows(g);
   if (shapes.size() == predictor.inputs().size()) {
     const graph::Graph bound = runtime::bind_input_shapes(g, shapes);
+    if (args.nodes) nodes = node_rows(bound);
     flops = runtime::count_flops(bound);
     memory = runtime::compile(bound)->memory;
     for (size_t i = 0; i < outputs.size() && !args.shapes.empty(); ++i)  // shapes for the inputs asked about
@@ -72,7 +117,11 @@ void info(const InfoArgs& args) {
     j["model"] = args.model.model;
     j["name"] = predictor.name();
     j["opt_level"] = args.model.opt_level;
-    for (const TensorSpec& s : predictor.inputs()) j["inputs"].push_back(spec_json(s));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      j["inputs"].push_back(spec_json(inputs[i]));
+      if (given.count(inputs[i].name)) j["inputs"].back()["declared_shape"] = spec_json(predictor.inputs()[i])["shape"];
+    }
+    if (args.nodes) j["nodes"] = nodes;
     for (const TensorSpec& s : outputs) j["outputs"].push_back(spec_json(s));
     j["num_nodes"] = g.num_nodes();
     j["ops"] = op_counts;
@@ -94,12 +143,21 @@ void info(const InfoArgs& args) {
   std::cout << "model: " << predictor.name() << " (" << args.model.model << "), opt level "
             << args.model.opt_level << "\n";
   std::cout << "inputs:\n";
-  for (const TensorSpec& s : predictor.inputs()) std::cout << "  " << s.name << "  " << spec_text(s) << "\n";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const bool shape_given = given.count(inputs[i].name) > 0;
+    std::cout << "  " << inputs[i].name << "  "
+              << (shape_given ? std::string(inputs[i].known ? dtype_name(inputs[i].dtype) : "?") + " " +
+                                    inputs[i].shape.to_string() + "  (given; declared " +
+                                    spec_text(predictor.inputs()[i]) + ")"
+                              : spec_text(inputs[i]));
+    std::cout << "\n";
+  }
   std::cout << "outputs:\n";
   for (const TensorSpec& s : outputs) std::cout << "  " << s.name << "  " << spec_text(s) << "\n";
   std::cout << "ops (" << g.num_nodes() << " nodes):\n";
   for (const auto& [op, count] : op_counts)
     std::cout << "  " << std::left << std::setw(24) << op << count << "\n";
+  if (args.nodes) print_node_rows(nodes);
   std::cout << "parameters: " << param_count << " (" << param_bytes << " bytes, " << std::fixed
             << std::setprecision(2) << static_cast<double>(param_bytes) / (1 << 20) << " MiB)\n";
   if (flops) {
@@ -126,6 +184,8 @@ void add_info_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "inputs, outputs, op counts, parameters and FLOPs of a model");
   add_model_args(cmd, args->model, "none");
   cmd->add_flag("--json", args->json, "print JSON");
+  cmd->add_flag("--nodes", args->nodes,
+                "list every node: name, op, input and output shapes (the names --exclude and --layer take)");
   cmd->add_option("--shape", args->shapes, "input shape for FLOPs, NAME=D0,D1,... (repeatable)");
   cmd->callback([args] { info(*args); });
 }

@@ -21,13 +21,20 @@ expect_status() {
 # info
 "$kiln" info "$dir/mlp-symbol.json" >"$dir/info.txt"
 grep -q "data  float32 (?, 20)" "$dir/info.txt" || fail "info: no input line"
+"$kiln" info "$dir/mlp-symbol.json" --shape data=4,20 --nodes >"$dir/info_nodes.txt"
+grep -q "data  float32 (4, 20)  (given; declared float32 (?, 20))" "$dir/info_nodes.txt" || fail "info: the given shape"
+grep -qE "^  relu1 +Relu +\(4, 32\) -> \(4, 32\)$" "$dir/info_nodes.txt" || fail "info --nodes: no relu1 row"
 grep -q "fc2_output" "$dir/info.txt" || fail "info: no output"
 grep -q "parameters: 1002 " "$dir/info.txt" || fail "info: wrong parameter count"
-"$kiln" info "$dir/mlp" --epoch 1 --json --shape data=4,20 >"$dir/info.json"
+"$kiln" info "$dir/mlp" --epoch 1 --json --nodes --shape data=4,20 >"$dir/info.json"
 "$python" - "$dir/info.json" <<'PY'
 import json, sys
 info = json.load(open(sys.argv[1]))
-assert info["inputs"] == [{"name": "data", "dtype": "float32", "shape": [-1, 20]}], info["inputs"]
+assert info["inputs"] == [{"name": "data", "dtype": "float32", "shape": [4, 20], "declared_shape": [-1, 20]}], \
+    info["inputs"]
+assert [(n["name"], n["op"], n["inputs"][0], n["outputs"][0]) for n in info["nodes"]] == [
+    ("fc1", "Gemm", "(4, 20)", "(4, 32)"), ("relu1", "Relu", "(4, 32)", "(4, 32)"),
+    ("fc2", "Gemm", "(4, 32)", "(4, 10)")], info["nodes"]
 assert info["outputs"][0]["shape"] == [4, 10], info["outputs"]
 assert info["parameters"] == {"count": 20 * 32 + 32 + 32 * 10 + 10, "bytes": 4 * 1002}, info["parameters"]
 # Two Gemms (2 * 4 * (20*32 + 32*10) FLOPs), and Relu with 4 * 32 elements at least.
