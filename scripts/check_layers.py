@@ -29,8 +29,8 @@ ALLOWED = {
                "frontends/mxnet"},
     "nn": {"core", "ops", "graph", "ndarray", "autograd", "frontends/mxnet", "frontends/onnx"},
     "backends/onednn": {"core", "ops", "graph", "runtime"},
-    "tools/quantize": {"core", "ops", "graph", "runtime", "frontends", "frontends/onnx", "frontends/mxnet"},
-    "tools/prune": {"core", "ops", "graph", "runtime", "frontends", "frontends/onnx", "frontends/mxnet"},
+    "tools/quantize": {"core", "ops", "graph", "runtime", "frontends", "frontends/onnx", "frontends/mxnet", "deploy"},
+    "tools/prune": {"core", "ops", "graph", "runtime", "frontends", "frontends/onnx", "frontends/mxnet", "deploy"},
     "tools/mixed_precision": {"core", "ops", "graph", "runtime"},
     "tools/accuracy": {"core", "ops", "graph", "runtime"},
     "bindings/python": None,  # the bindings sit on top and may use any layer

@@ -31,10 +31,8 @@
 #include <sstream>
 
 #include "cli.h"
-#include "frontends/model_files.h"
-#include "frontends/mxnet/import.h"
+#include "deploy/model_loading.h"
 #include "frontends/onnx/export.h"
-#include "frontends/onnx/import.h"
 #include "graph/pass_manager.h"
 #include "graph/passes/passes.h"
 #include "kiln/accuracy.hpp"
@@ -104,33 +102,6 @@ std::vector<Step> parse_steps(const std::string& text) {
   return steps;
 }
 
-graph::Graph load_graph(const std::string& path) {
-  const frontends::ModelFiles files = frontends::resolve_model_files(path);
-  if (files.format == frontends::ModelFiles::Format::kOnnx) return onnx::import_model(files.symbol_path);
-  const frontends::MxnetCheckpoint checkpoint = frontends::read_mxnet_checkpoint(files);
-  return mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name);
-}
-
-// The entries of a folder of .npy batches (files, or folders of files), as npy_folder_batches reads.
-int64_t count_batches(const std::string& folder) {
-  int64_t count = 0;
-  if (fs::is_directory(folder))
-    for (const auto& e : fs::directory_iterator(folder))
-      count += e.is_directory() || e.path().extension() == ".npy";
-  return count;
-}
-
-// Batches from a folder that move a progress bar.
-quantization::CalibrationBatches with_progress(const std::string& folder, std::shared_ptr<ProgressBar> bar) {
-  auto batches = quantization::npy_folder_batches(folder);
-  auto done = std::make_shared<int64_t>(0);
-  return [batches, bar, done](std::map<std::string, Tensor>& batch) {
-    const bool more = batches(batch);
-    if (more) bar->update(++*done);
-    return more;
-  };
-}
-
 bool has_type(const graph::Graph& g, DType dtype) {
   for (const graph::Value* v : g.initializers())
     if (v->constant.dtype() == dtype) return true;
@@ -159,7 +130,7 @@ class Optimizer {
       if (step.name == "int8" && args.calib.empty()) throw UsageError("the int8 step needs --calib DIR");
     if (!args.labels.empty() && args.val.empty()) throw UsageError("--labels needs --val DIR");
     if (!args.labels.empty()) labels_ = accuracy::read_labels(args.labels);
-    original_ = load_graph(args.model);
+    original_ = deploy::load_graph(args.model);
     model_ = original_.clone();
   }
 
@@ -243,12 +214,13 @@ class Optimizer {
       std::cerr << "  parameters " << report.params_before << " -> " << report.params_after << ", FLOPs "
                 << report.flops_before << " -> " << report.flops_after << "\n";
     } else if (step.name == "int8") {
+      quantization::CalibrationBatches batches = quantization::npy_folder_batches(args_.calib);
       auto bar = std::make_shared<ProgressBar>("  calibration", count_batches(args_.calib));
       quantization::CalibrationResult result;
       // A model of fixed batch size takes each calibration batch in slices of that size.
       const Predictor sizes = predictor(target, "none");
       target = quantization::quantize_model(std::move(target),
-                                            accuracy::model_sized(sizes, with_progress(args_.calib, bar)),
+                                            accuracy::model_sized(sizes, with_progress(std::move(batches), bar)),
                                             {.calib_mode = args_.calib_mode}, &result);
       bar.reset();
       std::cerr << "  " << result.thresholds.size() << " activations quantized (" << args_.calib_mode << ", "

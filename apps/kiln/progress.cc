@@ -1,9 +1,10 @@
-// The progress bar of `kiln optimize`; see progress.h.
+// The progress bar of `kiln optimize` and `kiln quantize`, and batches that move it; see progress.h.
 #include "progress.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 namespace kiln::cli {
@@ -33,6 +34,26 @@ void ProgressBar::draw() {
   }
   std::cerr << std::flush;
   drawn_ = true;
+}
+
+int64_t count_batches(const std::string& folder) {
+  namespace fs = std::filesystem;
+  int64_t count = 0;
+  std::error_code ec;
+  if (fs::is_directory(folder, ec))
+    for (const auto& e : fs::directory_iterator(folder, ec))
+      count += e.is_directory() || e.path().extension() == ".npy";
+  return count;
+}
+
+quantization::CalibrationBatches with_progress(quantization::CalibrationBatches batches,
+                                               std::shared_ptr<ProgressBar> bar) {
+  auto done = std::make_shared<int64_t>(0);
+  return [batches, bar, done](std::map<std::string, Tensor>& batch) {
+    const bool more = batches(batch);
+    if (more) bar->update(++*done);
+    return more;
+  };
 }
 
 }  // namespace kiln::cli

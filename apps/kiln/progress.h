@@ -1,8 +1,12 @@
-// A progress bar on stderr for the long loops of `kiln optimize` (calibration, validation).
+// A progress bar on stderr for the long loops of `kiln optimize` and `kiln quantize` (calibration,
+// validation), and batches from a folder that move one.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "kiln/quantize.hpp"
 
 namespace kiln::cli {
 
@@ -25,5 +29,13 @@ class ProgressBar {
   bool terminal_;  // stderr is a terminal: redraw in place on each update; else draw once at the end
   bool drawn_ = false;
 };
+
+// The entries of a folder of .npy batches (files, or folders of files), as npy_folder_batches reads.
+int64_t count_batches(const std::string& folder);
+
+// `batches` moving `bar` one step per batch. Make the batches first (npy_folder_batches checks the
+// folder), then the bar, so that a refused folder draws no empty bar.
+quantization::CalibrationBatches with_progress(quantization::CalibrationBatches batches,
+                                               std::shared_ptr<ProgressBar> bar);
 
 }  // namespace kiln::cli

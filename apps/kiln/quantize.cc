@@ -5,11 +5,15 @@
 // batch with a file INPUT_NAME.npy per input) and writes the quantized model as QDQ ONNX, which
 // Kiln runs with its int8 kernels and ONNX Runtime runs as it is. With --dynamic instead of
 // --calib: dynamic quantization of MatMul and Gemm (int8 weights, activations quantized per call).
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
 #include "cli.h"
+#include "deploy/model_loading.h"
+#include "frontends/onnx/export.h"
 #include "kiln/quantize.hpp"
+#include "progress.h"
 
 namespace kiln::cli {
 namespace {
@@ -29,8 +33,15 @@ void quantize(const QuantizeArgs& args) {
     std::cout << "wrote " << args.out << " (ONNX, dynamic quantization of MatMul and Gemm)\n";
     return;
   }
-  const quantization::CalibrationResult result =
-      quantization::quantize_model_file(args.model, args.calib, args.out, args.options);
+  quantization::CalibrationResult result;
+  quantization::CalibrationBatches batches = quantization::npy_folder_batches(args.calib);
+  int64_t total = count_batches(args.calib);
+  if (args.options.num_calib_batches > 0) total = std::min<int64_t>(total, args.options.num_calib_batches);
+  auto bar = std::make_shared<ProgressBar>("calibration", total);
+  const graph::Graph quantized = quantization::quantize_model(
+      deploy::load_graph(args.model), with_progress(std::move(batches), bar), args.options, &result);
+  bar.reset();  // ends the bar's line before the summary
+  onnx::export_model(quantized, args.out);
   size_t unsigned_count = 0;
   for (const auto& [name, is_unsigned] : result.unsigned_tensors) unsigned_count += is_unsigned;
   std::cout << "calibrated on " << result.batches << (result.batches == 1 ? " batch" : " batches") << " ("

@@ -1,12 +1,10 @@
 // Predictor::load: resolve the model's files, read them, import them into a Graph; and MXNet's
 // form, a symbol file, a parameter file and the data shape.
-#include <algorithm>
-#include <map>
 #include <set>
 
+#include "deploy/model_loading.h"
 #include "frontends/model_files.h"
 #include "frontends/mxnet/import.h"
-#include "frontends/onnx/import.h"
 #include "graph/graph.h"
 #include "kiln/error.hpp"
 #include "kiln/predictor.hpp"
@@ -37,56 +35,10 @@ std::string data_variable(const mxnet::MxnetSymbol& symbol, const mxnet::NamedTe
         candidates.empty() ? std::string("none") : names, "; name the input's shape in options.input_shapes");
 }
 
-// The ops whose inputs after the first are learned parameters (MXNet's argument lists: weight,
-// bias, gamma, beta, moving statistics, PReLU's slope, the bilinear UpSampling kernel, RNN's
-// packed parameters).
-bool reads_parameters(const std::string& op) {
-  static const std::set<std::string> ops = {"Convolution", "Deconvolution", "FullyConnected", "BatchNorm",
-                                            "LayerNorm",   "InstanceNorm",  "GroupNorm",      "Embedding",
-                                            "LeakyReLU",   "UpSampling",    "RNN"};
-  return ops.count(op) > 0;
-}
-
-// A parameter the symbol reads that the parameter file lacks would otherwise become a graph
-// input and fail at the first call ("input 'fc1_weight' is missing"): the file is checked when it
-// is read, naming what it holds, since the usual cause is the parameters of another model.
-void check_parameters(const mxnet::MxnetSymbol& symbol, const mxnet::NamedTensors& params,
-                      const frontends::ModelFiles& files, const std::map<std::string, Shape>& given) {
-  std::set<std::string> stored;
-  for (const std::string& name : params.names) stored.insert(name.substr(name.find(':') + 1));
-  std::vector<std::string> missing;
-  std::string first_reader;
-  for (const auto& node : symbol.nodes) {
-    if (!reads_parameters(node.op)) continue;
-    for (size_t i = 1; i < node.inputs.size(); ++i) {
-      const auto& source = symbol.nodes.at(static_cast<size_t>(node.inputs[i].node));
-      if (source.op != "null" || stored.count(source.name) || given.count(source.name)) continue;
-      if (std::find(missing.begin(), missing.end(), source.name) != missing.end()) continue;
-      if (missing.empty()) first_reader = node.op + " '" + node.name + "'";
-      missing.push_back(source.name);
-    }
-  }
-  if (missing.empty()) return;
-  std::string held;
-  for (size_t i = 0; i < params.names.size() && i < 8; ++i) held += (i ? ", " : "") + params.names[i];
-  if (params.names.size() > 8) held += ", ...";
-  raise(ErrorCode::kInvalidArgument, "mxnet model '", files.name, "': parameter '", missing[0], "' (read by ",
-        first_reader, ")", missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more are" : " is",
-        " not in '", files.params_path, "', which holds ", params.names.size(), " arrays (", held,
-        "): are these the parameters of another model?");
-}
-
 }  // namespace
 
 Predictor Predictor::load(const std::string& model_path, const PredictorOptions& options) {
-  const frontends::ModelFiles files = frontends::resolve_model_files(model_path, options.epoch);
-  if (files.format == frontends::ModelFiles::Format::kOnnx) {
-    return Predictor(onnx::import_model(files.symbol_path), options);
-  }
-  const frontends::MxnetCheckpoint checkpoint = frontends::read_mxnet_checkpoint(files);
-  check_parameters(checkpoint.symbol, checkpoint.params, files, options.input_shapes);
-  return Predictor(
-      mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name, options.input_shapes), options);
+  return Predictor(deploy::load_graph(model_path, options.epoch, options.input_shapes), options);
 }
 
 namespace {
@@ -102,7 +54,7 @@ Predictor load_with_data_shape(const std::string& symbol_file, const std::string
   PredictorOptions with_shape = options;
   with_shape.input_shapes[data_variable(checkpoint.symbol, checkpoint.params, "model '" + files.name + "'")] =
       data_shape;
-  check_parameters(checkpoint.symbol, checkpoint.params, files, with_shape.input_shapes);
+  deploy::check_mxnet_parameters(checkpoint.symbol, checkpoint.params, files, with_shape.input_shapes);
   return Predictor(
       mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name, with_shape.input_shapes),
       with_shape);

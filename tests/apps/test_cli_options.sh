@@ -85,7 +85,21 @@ set +e; "$kiln" quantize "$dir/mlp" --calib "$dir/calib" --exclude nosuch -o "$d
 [ "$got" -eq 1 ] && grep -q "excluded node 'nosuch' is not a node of the model (its nodes: 'fc1'" "$dir/err.txt" ||
   fail "quantize --exclude of an unknown node: exit $got, $(cat "$dir/err.txt")"
 [ ! -e "$dir/q.onnx" ] || fail "quantize --exclude of an unknown node wrote a model"
-"$kiln" quantize "$dir/mlp" --calib "$dir/calib" --exclude fc1 -o "$dir/q.onnx" >/dev/null
+"$kiln" quantize "$dir/mlp" --calib "$dir/calib" --exclude fc1 -o "$dir/q.onnx" >/dev/null 2>&1
+
+# Calibration shows its progress, and a folder that mixes the two layouts names the stray entry.
+"$kiln" quantize "$dir/mlp" --calib "$dir/calib" -o "$dir/q.onnx" >/dev/null 2>"$dir/err.txt"
+grep -q "calibration \[#*\] 1/1" "$dir/err.txt" || fail "quantize: no calibration progress: $(cat "$dir/err.txt")"
+mkdir -p "$dir/mixed/b0" && cp "$dir/x.npy" "$dir/mixed/b0/data.npy" && cp "$dir/x.npy" "$dir/mixed/stray.npy"
+set +e; "$kiln" quantize "$dir/mlp" --calib "$dir/mixed" -o "$dir/q2.onnx" 2>"$dir/err.txt"; got=$?; set -e
+[ "$got" -eq 1 ] && grep -q "'$dir/mixed/stray.npy' is a file among folders" "$dir/err.txt" ||
+  fail "quantize: the stray file of a folder of batch folders is not named: $(cat "$dir/err.txt")"
+grep -q "calibration \[" "$dir/err.txt" && fail "quantize: a refused folder drew a progress bar"
+mkdir -p "$dir/mixed/b1"
+rm "$dir/mixed/stray.npy"
+set +e; "$kiln" quantize "$dir/mlp" --calib "$dir/mixed" -o "$dir/q2.onnx" 2>"$dir/err.txt"; got=$?; set -e
+[ "$got" -eq 1 ] && grep -q "the batch folder '$dir/mixed/b1' holds no .npy file" "$dir/err.txt" ||
+  fail "quantize: an empty batch folder is not named: $(cat "$dir/err.txt")"
 
 # Environment variables are checked at start-up, by name.
 for setting in KILN_NUM_THREADS=abc KILN_NUM_THREADS=0 KILN_ENGINE=bogus KILN_ENGINE_THREADS=-2 KILN_POOL_LIMIT_MB=xyz; do

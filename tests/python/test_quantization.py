@@ -257,3 +257,12 @@ def test_quantize_net_exclusions_and_shapes(tmp_path):
     np.testing.assert_array_equal(out, qnet(TEST).asnumpy())
     with pytest.raises(mx.KilnError, match="data_shapes"):
         quantize_net(net)
+
+
+def test_logger_reports_each_calibration_batch(caplog):
+    import logging
+    logger = logging.getLogger("kiln.test.calibration")
+    with caplog.at_level(logging.INFO, logger=logger.name):
+        quantize(calib_mode="naive", logger=logger)
+    batches = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Calibration: batch")]
+    assert batches == [f"Calibration: batch {i + 1} ({(i + 1) * len(CALIB[0])} examples)" for i in range(len(CALIB))]

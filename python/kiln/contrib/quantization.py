@@ -103,9 +103,10 @@ def _as_float32(value, where):
     return array(values, dtype="float32")
 
 
-def _calibration_batches(calib_data, data_names, num_calib_examples, num_calib_batches, counter):
+def _calibration_batches(calib_data, data_names, num_calib_examples, num_calib_batches, counter, logger=None):
     """{data name: float32 NDArray} per batch of calib_data, up to the limits; the arrays of a batch
-    go to data_names in order, and any further ones (labels) are left out."""
+    go to data_names in order, and any further ones (labels) are left out. With a logger, each
+    batch is logged as it is taken (calibration of a large set takes minutes)."""
     try:
         batches = iter(calib_data)
     except TypeError:
@@ -128,6 +129,8 @@ def _calibration_batches(calib_data, data_names, num_calib_examples, num_calib_b
             named = {n: _as_float32(a, f"batch {index} '{n}'") for n, a in zip(data_names, arrays)}
         examples += named[data_names[0]].shape[0] if named[data_names[0]].ndim else 1
         counter[0] += 1
+        if logger:
+            logger.info("Calibration: batch %d (%d examples)", counter[0], examples)
         yield named
 
 
@@ -263,7 +266,8 @@ def _quantize(sym, arg_params, aux_params, data_names, label_names, ctx, exclude
     if calib_mode != "none":
         if calib_data is None:
             _fail(f"calib_data must be given for calib_mode {calib_mode!r}")
-        batches = _calibration_batches(calib_data, data_names, num_calib_examples, num_calib_batches, counter)
+        batches = _calibration_batches(calib_data, data_names, num_calib_examples, num_calib_batches, counter,
+                                       logger)
     if logger:
         logger.info("Quantizing symbol (calib_mode %s, quantized_dtype %s)", calib_mode, quantized_dtype)
     qsym, qarg_params, qaux_params, _ = _kiln.quantization.quantize_symbol(

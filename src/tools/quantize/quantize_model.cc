@@ -5,10 +5,8 @@
 #include <filesystem>
 #include <set>
 
-#include "frontends/model_files.h"
-#include "frontends/mxnet/import.h"
+#include "deploy/model_loading.h"
 #include "frontends/onnx/export.h"
-#include "frontends/onnx/import.h"
 #include "graph/passes/activation_match.h"
 #include "graph/passes/passes.h"
 #include "kiln/error.hpp"
@@ -28,6 +26,20 @@ CalibrationBatches npy_folder_batches(const std::string& folder) {
   std::sort(entries.begin(), entries.end());
   KILN_CHECK(!entries.empty(), ErrorCode::kNotFound, "calibration data: '", folder,
              "' holds no .npy file and no folder of them");
+  // One layout or the other: a folder among batch files (or a file among batch folders) would be
+  // read as a batch of the wrong kind, and fail far from its cause.
+  const bool folders = fs::is_directory(entries[0]);
+  for (const fs::path& entry : entries) {
+    KILN_CHECK(fs::is_directory(entry) == folders, ErrorCode::kInvalidArgument, "calibration data: '",
+               entry.string(), "' is a ", folders ? "file" : "folder", " among ", folders ? "folders" : ".npy files",
+               " in '", folder, "': batches are either all .npy files (a model with one input) or all folders ",
+               "of INPUT_NAME.npy files");
+    if (!folders) continue;
+    bool has_npy = false;
+    for (const auto& f : fs::directory_iterator(entry)) has_npy = has_npy || f.path().extension() == ".npy";
+    KILN_CHECK(has_npy, ErrorCode::kInvalidArgument, "calibration data: the batch folder '", entry.string(),
+               "' holds no .npy file");
+  }
   auto next = std::make_shared<size_t>(0);
   return [entries, next](std::map<std::string, Tensor>& batch) {
     if (*next == entries.size()) return false;
@@ -397,29 +409,19 @@ graph::Graph quantize_dynamic(graph::Graph model, const QuantizeOptions& options
   return model;
 }
 
-namespace {
-
-Graph load_model(const std::string& model_path) {
-  const frontends::ModelFiles files = frontends::resolve_model_files(model_path);
-  if (files.format == frontends::ModelFiles::Format::kOnnx) return onnx::import_model(files.symbol_path);
-  const frontends::MxnetCheckpoint checkpoint = frontends::read_mxnet_checkpoint(files);
-  return mxnet::import_symbol(checkpoint.symbol, checkpoint.params, files.name);
-}
-
-}  // namespace
 
 CalibrationResult quantize_model_file(const std::string& model_path, const std::string& calib_folder,
                                       const std::string& output_path, const QuantizeOptions& options) {
   CalibrationResult result;
   const Graph quantized =
-      quantize_model(load_model(model_path), npy_folder_batches(calib_folder), options, &result);
+      quantize_model(deploy::load_graph(model_path), npy_folder_batches(calib_folder), options, &result);
   onnx::export_model(quantized, output_path);
   return result;
 }
 
 void quantize_dynamic_file(const std::string& model_path, const std::string& output_path,
                            const QuantizeOptions& options) {
-  onnx::export_model(quantize_dynamic(load_model(model_path), options), output_path);
+  onnx::export_model(quantize_dynamic(deploy::load_graph(model_path), options), output_path);
 }
 
 }  // namespace kiln::quantization
