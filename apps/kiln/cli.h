@@ -61,6 +61,11 @@ std::map<std::string, std::string> parse_files(const std::vector<std::string>& s
 std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
                                 const std::map<std::string, std::string>& files, int64_t batch);
 
+// Refuses (UsageError, led by `cause`) a run whose inputs of `shapes`, planned activations and
+// outputs need more memory than the machine has available now, saying how much each takes; a
+// run whose input shapes are not all known is not weighed.
+void check_memory(const Predictor& predictor, const std::map<std::string, Shape>& shapes, const std::string& cause);
+
 // The samples per call: `batch` when some input takes it (a free first dimension not set by
 // `shapes` or `files`), else the first dimension of the first input. A `batch_given` that no input
 // takes is a UsageError (it would be reported and not used).

@@ -1,10 +1,15 @@
 // Input tensors for run, bench and profile: .npy files, or random values of a known shape.
 #include <algorithm>
+#include <fstream>
+#include <iomanip>
 #include <optional>
 #include <random>
+#include <sstream>
 
 #include "cli.h"
+#include "graph/graph.h"
 #include "kiln/npy.hpp"
+#include "runtime/plan.h"
 
 namespace kiln::cli {
 
@@ -64,6 +69,49 @@ std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::
     inputs.push_back(spec.known && spec.dtype != DType::kFloat32 ? random.cast(spec.dtype) : random);
   }
   return inputs;
+}
+
+namespace {
+
+// MemAvailable of /proc/meminfo in bytes, or nothing where it cannot be read.
+std::optional<double> available_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return std::nullopt;
+}
+
+std::string gib(double bytes) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(bytes < (1 << 30) ? 3 : 1) << bytes / (1 << 30) << " GiB";
+  return os.str();
+}
+
+}  // namespace
+
+void check_memory(const Predictor& predictor, const std::map<std::string, Shape>& shapes, const std::string& cause) {
+  if (shapes.size() != predictor.inputs().size()) return;  // not all known: nothing to weigh
+  const std::optional<double> available = available_memory();
+  if (!available) return;
+  double inputs = 0, activations = 0, outputs = 0;
+  for (const TensorSpec& spec : predictor.inputs())
+    inputs += static_cast<double>(shapes.at(spec.name).numel()) *
+              static_cast<double>(dtype_size(spec.known ? spec.dtype : DType::kFloat32));
+  predictor.read_graph([&](const graph::Graph& graph) {
+    const graph::Graph bound = runtime::bind_input_shapes(graph, shapes);
+    activations = static_cast<double>(runtime::compile(bound)->memory.planned_bytes);
+    for (const graph::Value* v : bound.outputs())
+      if (v->info && v->info->shape.is_known())
+        outputs += static_cast<double>(v->info->shape.numel()) * static_cast<double>(dtype_size(v->info->dtype));
+  });
+  const double needed = inputs + activations + outputs;
+  if (needed > *available)
+    throw UsageError(cause + ": this run needs about " + gib(needed) + " (inputs " + gib(inputs) + ", activations " +
+                     gib(activations) + ", outputs " + gib(outputs) + "), and " + gib(*available) +
+                     " are available; use a smaller batch or shape");
 }
 
 int64_t batch_of(const Predictor& predictor, const std::map<std::string, Shape>& shapes,

@@ -25,6 +25,8 @@ void profile(const ProfileArgs& args) {
   const std::map<std::string, Shape> given_shapes = parse_shapes(args.shapes);
   const std::map<std::string, std::string> files = parse_files(args.inputs);
   const Predictor predictor = load_model(args.model, given_shapes);
+  check_memory(predictor, concrete_shapes(predictor, given_shapes, args.batch),
+               args.batch_option->count() > 0 ? "--batch " + std::to_string(args.batch) : "the input shapes");
   const std::vector<Tensor> inputs = make_inputs(predictor, given_shapes, files, args.batch);
   batch_of(predictor, given_shapes, files, inputs, args.batch, args.batch_option->count() > 0);
   predictor.predict(inputs);  // compile outside the trace

@@ -44,7 +44,13 @@ void add_prune_command(CLI::App& app) {
     prepare_output(args->out, "-o", args->model);
     const pruning::PruneReport report =
         pruning::prune_model_file(args->model, args->out, args->structured, args->options);
-    std::cout << report.to_string() << "wrote " << args->out << " (ONNX)\n";
+    std::cout << report.to_string();
+    if (report.params_after == report.params_before && report.sparsity_after == report.sparsity_before)
+      std::cout << "nothing was pruned: "
+                << (args->structured ? "--structured removes Conv output channels, and no Conv here can lose any"
+                                     : "the ratio removes no weight of any layer")
+                << "; the model is written unchanged\n";
+    std::cout << "wrote " << args->out << " (ONNX)\n";
   });
 }
 

@@ -76,6 +76,15 @@ chmod a-w "$dir/calib" 2>/dev/null && [ ! -w "$dir/calib" ] && {
 "$kiln" prune "$dir/mlp" --ratio 0.5 -o "$dir/new/deeper/p.onnx" >/dev/null
 [ -f "$dir/new/deeper/p.onnx" ] || fail "prune -o into a missing folder: the folder was not made"
 
+# Pruning that removes nothing says so.
+"$kiln" prune "$dir/mlp" --structured --ratio 0.5 -o "$dir/p2.onnx" | grep -q "^nothing was pruned: --structured removes Conv output channels" ||
+  fail "prune --structured on a model without Convs does not say that nothing was pruned"
+"$kiln" prune "$dir/mlp" --ratio 0.5 -o "$dir/p3.onnx" | grep -q "nothing was pruned" &&
+  fail "prune: 'nothing was pruned' for a model that was pruned"
+
+# A run that cannot fit in memory says how much it would need, before allocating any of it.
+refused "$kiln" bench "$model" --batch 1000000000 -- "--batch 1000000000: this run needs about" "GiB are available"
+
 # --version says what the build has.
 "$kiln" --version | grep -qE "^kiln [0-9]+\.[0-9]+\.[0-9]+ \(cuda: (yes|no), java: (yes|no), onednn: (yes|no), server: (yes|no)\)$" ||
   fail "kiln --version: $("$kiln" --version)"
