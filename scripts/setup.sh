@@ -31,9 +31,13 @@ python_bin=$(command -v python3)
 if [ ! -x .venv/bin/python ]; then
   "$python_bin" -m venv .venv
 fi
-if ! .venv/bin/python -c "import numpy, onnx, ml_dtypes, pybind11, pytest" 2>/dev/null; then
+# Every module of requirements-test.txt is checked: one missing would turn the tests that need it
+# into failures (they never skip).
+test_modules="numpy, onnx, ml_dtypes, onnxruntime, sklearn, pybind11, pytest, scikit_build_core"
+if ! .venv/bin/python -c "import $test_modules" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r scripts/requirements-test.txt
+  .venv/bin/python -c "import $test_modules" || { echo "setup: .venv lacks a test module" >&2; exit 1; }
 fi
 # oneDNN, the CPU kernel library, from PyPI's CPU-only GNU OpenMP build (oneDNN 3.2; see
 # docs/BENCHMARKS.md for why this build): unpacked into .deps/onednn with its CMake package.
@@ -46,7 +50,6 @@ fi
 # The digits data the training examples use (examples/cpp/train_*.cpp): scikit-learn's bundled
 # 8x8 digits, split 80/20 with a fixed seed, images scaled to [0, 1] (float32), labels int64.
 if [ ! -f data/digits/test_y.npy ]; then
-  .venv/bin/python -c "import sklearn" 2>/dev/null || .venv/bin/python -m pip install -q -r scripts/requirements-test.txt
   echo "setup: writing data/digits"
   .venv/bin/python - <<'PY'
 import os

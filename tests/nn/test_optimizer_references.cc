@@ -2,11 +2,12 @@
 // optimizers for a few steps on fixed weights and gradients and prints the cases as JSON (name,
 // optimizer, options, schedule, dtype, weights, gradients, the weights after each step); the same
 // steps here must give the same weights.
-//   tests/nn/tools/torch_optimizers.py  PyTorch (.venv-models): SGD momentum, Nesterov, Adam,
-//                                       AdamW, RMSprop (plain, centered), Adagrad; float64
-//   tests/nn/tools/mxnet_optimizers.py  MXNet 1.9.1 (.venv-mxnet): rescale_grad, clip_gradient,
-//                                       schedules, clip_weights, float16 with a master copy
-// Each test skips, naming the missing environment, when its Python is not there.
+//   tests/nn/tools/reference_optimizers.py  torch.optim's documented update rules in numpy (.venv):
+//                                           SGD momentum, Nesterov, Adam, AdamW, RMSprop (plain,
+//                                           centered), Adagrad; float64
+//   tests/nn/tools/mxnet_optimizers.py      MXNet 1.9.1 (.venv-mxnet): rescale_grad, clip_gradient,
+//                                           schedules, clip_weights, float16 with a master copy
+// The test command makes both environments; a missing one fails the test, naming it.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -59,8 +60,8 @@ double tolerance_of(const nlohmann::json& c) {
 void check_against(const std::string& venv, const std::string& script, int expected_cases) {
   const std::filesystem::path root = KILN_SOURCE_DIR;
   const std::filesystem::path python = root / venv / "bin/python";
-  if (!std::filesystem::exists(python))
-    GTEST_SKIP() << "no " << venv << " environment: " << python << " is missing";
+  ASSERT_TRUE(std::filesystem::exists(python))
+      << "no " << venv << " environment: " << python << " is missing (scripts/setup.sh, scripts/setup-mxnet.sh)";
   int status = 0;
   const std::string command = python.string() + " " + (root / "tests/nn/tools" / script).string();
   const std::string out = run_command(command, status);
@@ -85,8 +86,8 @@ void check_against(const std::string& venv, const std::string& script, int expec
   }
 }
 
-TEST(OptimizerReferences, PyTorch) {
-  check_against(".venv-models", "torch_optimizers.py", 7);
+TEST(OptimizerReferences, TorchOptimRules) {
+  check_against(".venv", "reference_optimizers.py", 7);
 }
 
 TEST(OptimizerReferences, MXNet) {

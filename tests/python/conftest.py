@@ -19,7 +19,7 @@ def _seed():
 def run_mxnet():
     """Runs a Python script under MXNet 1.9.1 and returns its stdout."""
     if not os.path.exists(MXNET_PYTHON):
-        pytest.skip("no .venv-mxnet (scripts/setup-mxnet.sh makes it)")
+        pytest.fail("no .venv-mxnet: run scripts/setup-mxnet.sh (the test command makes it)")
 
     def run(script):
         # MXNet's own environment only: PYTHONPATH points at Kiln's package and its numpy.

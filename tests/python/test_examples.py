@@ -47,7 +47,7 @@ def test_symbol_tutorial(tmp_path):
 def test_train_mlp_reaches_the_cpp_accuracy(tmp_path):
     data = os.path.join(ROOT, "data", "digits")
     if not os.path.exists(os.path.join(data, "test_y.npy")):
-        pytest.skip("no data/digits (scripts/setup.sh writes it)")
+        pytest.fail("no data/digits: run scripts/setup.sh (the test command writes it)")
     out = run_example("train_mlp.py", tmp_path, data)
     accuracy = float(out.rsplit("final test accuracy:", 1)[1])
     assert accuracy >= 0.97

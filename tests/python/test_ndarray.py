@@ -236,16 +236,6 @@ def test_dlpack_zero_copy_both_ways():
     np.testing.assert_array_equal(strided.asnumpy(), x[:, ::2])
 
 
-def test_dlpack_with_torch():
-    torch = pytest.importorskip("torch")
-    t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
-    a = mx.nd.from_dlpack(t)
-    t.mul_(2)
-    assert a.asnumpy().tolist() == [[0, 2, 4], [6, 8, 10]]
-    back = torch.from_dlpack(mx.nd.ones((2, 2)))
-    assert back.sum().item() == 4
-
-
 def test_save_load_roundtrip(tmp_path):
     x, y = rand(2, 3), np.arange(4, dtype=np.int64)
     path = str(tmp_path / "arrays.params")

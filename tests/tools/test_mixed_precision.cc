@@ -310,7 +310,7 @@ void run_python(const std::string& script_and_args) {
 // The exported files are valid ONNX; ONNX Runtime runs the fp16 one (its CPU kernels cover
 // fp16 Conv, Relu, MaxPool, Gemm; bf16 ones it lacks) with the outputs Kiln gets from that file.
 TEST(MixedPrecision, ExportedFilesPassTheCheckerAndRunInOnnxRuntime) {
-  if (!python_has("onnxruntime")) GTEST_SKIP() << "no onnxruntime in .venv (scripts/setup.sh)";
+  ASSERT_TRUE(python_has("onnxruntime")) << "no onnxruntime in .venv: run scripts/setup.sh";
   testing::TempDir dir;
   run_python("qdq_onnxruntime.py make " + dir.path().string());
   const Tensor x = npy::load(dir / "input.npy");

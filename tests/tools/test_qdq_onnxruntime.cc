@@ -68,7 +68,7 @@ Tensor run_kiln(const std::string& model, const Tensor& x, size_t* int8_ops = nu
 class QdqOnnxRuntime : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_onnxruntime()) GTEST_SKIP() << "no onnxruntime in .venv (scripts/setup.sh)";
+    ASSERT_TRUE(have_onnxruntime()) << "no onnxruntime in .venv: run scripts/setup.sh";
     run_script("make " + dir_.path().string() + (cpu_has_vnni() ? "" : " --reduce-range"));
     x_ = npy::load(dir_ / "input.npy");
     fp32_ = run_kiln(dir_ / "float.onnx", x_);

@@ -1,7 +1,8 @@
 // The Gluon MLP (Dense(256, relu) - Dense(128, relu) - Dense(10), softmax cross entropy, Adam)
-// trained for 3 epochs here and in PyTorch (tests/nn/tools/gluon_mlp_torch.py, .venv-models) from
-// the same initial weights, data and batch order: every step's loss agrees within 1e-4
-// (relative). Dropout is left out: its masks cannot be drawn alike in both. Skips without torch.
+// trained for 3 epochs here and by a float64 numpy reference with its gradients written out
+// (tests/nn/tools/gluon_mlp_numpy.py, .venv) from the same initial weights, data and batch order:
+// every step's loss agrees within 1e-4 (relative). Dropout is left out: its masks cannot be drawn
+// alike in both. A missing .venv fails the test (scripts/setup.sh makes it).
 #include <filesystem>
 #include <fstream>
 
@@ -17,11 +18,10 @@
 namespace kiln::testing {
 namespace {
 
-TEST(GluonTorch, MlpLossCurveMatchesPyTorch) {
-  const std::string python = std::string(KILN_SOURCE_DIR) + "/.venv-models/bin/python";
+TEST(GluonReference, MlpLossCurveMatchesNumpy) {
+  const std::string python = std::string(KILN_SOURCE_DIR) + "/.venv/bin/python";
+  ASSERT_TRUE(std::filesystem::exists(python)) << python << " is missing: run scripts/setup.sh";
   int status = 0;
-  run_command(python + " -c 'import torch' 2>/dev/null", status);
-  if (!std::filesystem::exists(python) || status != 0) GTEST_SKIP() << "no PyTorch in .venv-models";
 
   TempDir dir;
   constexpr int64_t kSamples = 320, kFeatures = 64, kBatch = 64, kEpochs = 3;
@@ -75,7 +75,7 @@ TEST(GluonTorch, MlpLossCurveMatchesPyTorch) {
              .dump();
 
   const std::string out = run_command(
-      python + " " + KILN_SOURCE_DIR + "/tests/nn/tools/gluon_mlp_torch.py " + dir.path().string(), status);
+      python + " " + KILN_SOURCE_DIR + "/tests/nn/tools/gluon_mlp_numpy.py " + dir.path().string(), status);
   ASSERT_EQ(status, 0) << out;
   const std::vector<double> reference = nlohmann::json::parse(out).get<std::vector<double>>();
   ASSERT_EQ(reference.size(), losses.size());
