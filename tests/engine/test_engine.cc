@@ -1,6 +1,8 @@
 // The dependency engine: ordering under concurrency, error propagation, wait semantics.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -37,21 +39,25 @@ TEST(Engine, ReadsWaitForEarlierWritesAndWritesWaitForEarlierReads) {
   EXPECT_EQ(sum.load(), 4 * 50 * 51 / 2);
 }
 
+// Two independent ops on two workers meet: each waits for the other to start, which only
+// happens if they run at the same time (run one after the other, the first would wait out the
+// 30-second limit and the test fails).
 TEST(Engine, IndependentOpsRunConcurrently) {
   auto eng = make_threaded_engine(2);
-  std::atomic<int> running{0}, max_running{0};
+  std::mutex mutex;
+  std::condition_variable arrived;
+  int started = 0;
+  std::atomic<int> met{0};
   auto body = [&] {
-    const int now = ++running;
-    int prev = max_running.load();
-    while (now > prev && !max_running.compare_exchange_weak(prev, now)) {
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    --running;
+    std::unique_lock lock(mutex);
+    ++started;
+    arrived.notify_all();
+    if (arrived.wait_for(lock, std::chrono::seconds(30), [&] { return started == 2; })) ++met;
   };
   eng->push(body, {}, {new_var()}, "a");
   eng->push(body, {}, {new_var()}, "b");
   eng->wait_all();
-  EXPECT_EQ(max_running.load(), 2);
+  EXPECT_EQ(met.load(), 2);
 }
 
 TEST(Engine, ManyThreadsPushingGiveTheSequentialResult) {
