@@ -33,6 +33,7 @@ ALLOWED = {
     "tools/prune": {"core", "ops", "graph", "runtime", "frontends", "frontends/onnx", "frontends/mxnet", "deploy"},
     "tools/mixed_precision": {"core", "ops", "graph", "runtime"},
     "tools/accuracy": {"core", "ops", "graph", "runtime"},
+    "tools/files": {"core"},  # labels files and calibration folders: a file layer, for its fuzzers
     "bindings/python": None,  # the bindings sit on top and may use any layer
 }
 

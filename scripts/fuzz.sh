@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Builds the parser fuzz targets with clang (libFuzzer + ASan + UBSan) and runs each for a fixed
 # time from its seed corpus in tests/fuzz/corpus/<name>. Exits non-zero on any crash.
-#   scripts/fuzz.sh [seconds per target, default 20]
+#   scripts/fuzz.sh [seconds per target, default 20] [target ...]
+# The test command runs every target briefly; before a parser change is called done, each target
+# it touches runs for an hour (scripts/fuzz.sh 3600 onnx_model).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
-scripts/build.sh fuzz --target fuzz_npy fuzz_mxnet_params fuzz_mxnet_json fuzz_onnx_model
-for target in npy mxnet_params mxnet_json onnx_model; do
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(npy mxnet_params mxnet_json mxnet_import onnx_model onnx_external tensor_pb labels
+                                    calibration_folder)
+scripts/build.sh fuzz --target "${targets[@]/#/fuzz_}"
+for target in "${targets[@]}"; do
   work=build/fuzz/corpus-$target
   mkdir -p "$work"
   echo "fuzzing $target for ${seconds}s"

@@ -89,7 +89,8 @@ void bench(const BenchArgs& args) {
   check_memory(predictor, concrete_shapes(predictor, given_shapes, args.batch),
                args.batch_option->count() > 0 ? "--batch " + std::to_string(args.batch) : "the input shapes");
   const std::vector<Tensor> inputs = make_inputs(predictor, given_shapes, files, args.batch);
-  const int64_t samples = batch_of(predictor, given_shapes, files, inputs, args.batch, args.batch_option->count() > 0);
+  const int64_t samples =
+      batch_of(predictor, given_shapes, files, inputs, args.batch, args.batch_option->count() > 0);
   std::map<std::string, Shape> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) shapes.emplace(predictor.inputs()[i].name, inputs[i].shape());
   // Read before the first call: the weights its plan packs are then held once, packed (see
@@ -153,9 +154,9 @@ void bench(const BenchArgs& args) {
   std::cout << std::fixed << std::setprecision(3) << "model " << predictor.name() << ", batch " << samples
             << ", " << num_threads() << " thread(s), " << args.iters << " iterations after " << args.warmup
             << " warmup\n"
-            << "latency " << unit << ": mean " << mean * scale << "  p50 " << percentile(ms, 50) * scale << "  p90 "
-            << percentile(ms, 90) * scale << "  p99 " << percentile(ms, 99) * scale << "  min " << ms.front() * scale
-            << "  max " << ms.back() * scale << "\n"
+            << "latency " << unit << ": mean " << mean * scale << "  p50 " << percentile(ms, 50) * scale
+            << "  p90 " << percentile(ms, 90) * scale << "  p99 " << percentile(ms, 99) * scale << "  min "
+            << ms.front() * scale << "  max " << ms.back() * scale << "\n"
             << "CPU " << unit << " per call: " << cpu_ms * scale << " (all threads)\n"
             << std::setprecision(1) << "throughput: " << throughput << " samples/s\n"
             << std::setprecision(3) << "compute: " << gflops << " GFLOPS (" << flops << " FLOPs per call"
@@ -175,13 +176,16 @@ void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "latency and throughput of a model");
   add_model_args(cmd, args->model, "all");
-  args->batch_option = cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
-      ->capture_default_str()
-      ->check(whole_number(1));
+  args->batch_option =
+      cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
+          ->capture_default_str()
+          ->check(whole_number(1));
   cmd->add_option("--warmup", args->warmup, "untimed calls first")
       ->capture_default_str()
       ->check(whole_number(0, std::numeric_limits<int>::max()));
-  cmd->add_option("--iters", args->iters, "timed calls")->capture_default_str()->check(whole_number(1, std::numeric_limits<int>::max()));
+  cmd->add_option("--iters", args->iters, "timed calls")
+      ->capture_default_str()
+      ->check(whole_number(1, std::numeric_limits<int>::max()));
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_option("--peak-gflops", args->peak_gflops,
                   "the machine's peak GFLOPS for the share of peak (default: measured, oneDNN builds)")

@@ -64,14 +64,15 @@ std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::
 // Refuses (UsageError, led by `cause`) a run whose inputs of `shapes`, planned activations and
 // outputs need more memory than the machine has available now, saying how much each takes; a
 // run whose input shapes are not all known is not weighed.
-void check_memory(const Predictor& predictor, const std::map<std::string, Shape>& shapes, const std::string& cause);
+void check_memory(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
+                  const std::string& cause);
 
 // The samples per call: `batch` when some input takes it (a free first dimension not set by
 // `shapes` or `files`), else the first dimension of the first input. A `batch_given` that no input
 // takes is a UsageError (it would be reported and not used).
 int64_t batch_of(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
-                 const std::map<std::string, std::string>& files, const std::vector<Tensor>& inputs, int64_t batch,
-                 bool batch_given);
+                 const std::map<std::string, std::string>& files, const std::vector<Tensor>& inputs,
+                 int64_t batch, bool batch_given);
 
 // The shapes to count FLOPs for: those given, else the declared ones with a free first
 // dimension set to `batch`; inputs that stay partly unknown are left out.
@@ -81,7 +82,8 @@ std::map<std::string, Shape> concrete_shapes(const Predictor& predictor,
 // Option checks whose messages say what the option takes (option_checks.cc): a whole number in
 // [min, max], and a finite number in [min, max] (above min when `open_min`).
 CLI::Validator whole_number(int64_t min, int64_t max = std::numeric_limits<int64_t>::max());
-CLI::Validator real_number(double min, double max = std::numeric_limits<double>::max(), bool open_min = false);
+CLI::Validator real_number(double min, double max = std::numeric_limits<double>::max(),
+                           bool open_min = false);
 // -1 (all) or a count >= 1.
 CLI::Validator count_or_all();
 // Readies the output file `path` of `option` before any work: creates its missing folders, and

@@ -91,8 +91,8 @@ void simplify(graph::Graph& g) {
 
 void convert(const ConvertArgs& args) {
   const bool onnx_out = ends_with(args.out, ".onnx");
-  prepare_output(onnx_out || ends_with(args.out, "-symbol.json") ? args.out : args.out + "-symbol.json", "OUT",
-                 args.in);
+  prepare_output(onnx_out || ends_with(args.out, "-symbol.json") ? args.out : args.out + "-symbol.json",
+                 "OUT", args.in);
   if (!onnx_out && args.opset_option->count() > 0)
     throw UsageError("--opset applies to ONNX output (OUT ending in .onnx), not to '" + args.out + "'");
   LoadedModel model = load(args, parse_shapes(args.shapes));

@@ -57,9 +57,10 @@ void print_node_rows(const nlohmann::json& rows) {
       for (const auto& s : shapes) text += (text.empty() ? "" : ", ") + s.get<std::string>();
       return text;
     };
-    std::cout << "  " << std::left << std::setw(static_cast<int>(name_width)) << row["name"].get<std::string>()
-              << "  " << std::setw(static_cast<int>(op_width)) << row["op"].get<std::string>() << "  "
-              << joined(row["inputs"]) << " -> " << joined(row["outputs"]) << "\n";
+    std::cout << "  " << std::left << std::setw(static_cast<int>(name_width))
+              << row["name"].get<std::string>() << "  " << std::setw(static_cast<int>(op_width))
+              << row["op"].get<std::string>() << "  " << joined(row["inputs"]) << " -> "
+              << joined(row["outputs"]) << "\n";
   }
 }
 
@@ -119,7 +120,8 @@ void info(const InfoArgs& args) {
     j["opt_level"] = args.model.opt_level;
     for (size_t i = 0; i < inputs.size(); ++i) {
       j["inputs"].push_back(spec_json(inputs[i]));
-      if (given.count(inputs[i].name)) j["inputs"].back()["declared_shape"] = spec_json(predictor.inputs()[i])["shape"];
+      if (given.count(inputs[i].name))
+        j["inputs"].back()["declared_shape"] = spec_json(predictor.inputs()[i])["shape"];
     }
     if (args.nodes) j["nodes"] = nodes;
     for (const TensorSpec& s : outputs) j["outputs"].push_back(spec_json(s));
@@ -165,7 +167,8 @@ void info(const InfoArgs& args) {
               << static_cast<double>(flops->total) / 1e9 << " GFLOPs)\n";
     for (const auto& [op, n] : flops->by_op)
       std::cout << "  " << std::left << std::setw(24) << op << n << "\n";
-    if (!flops->not_counted.empty()) std::cout << "  not counted: " << runtime::not_counted_text(*flops) << "\n";
+    if (!flops->not_counted.empty())
+      std::cout << "  not counted: " << runtime::not_counted_text(*flops) << "\n";
     // Intermediates only: the static memory plan against one buffer per value.
     std::cout << "activation memory: " << memory->planned_bytes << " bytes planned, " << memory->naive_bytes
               << " naive (" << std::setprecision(1)

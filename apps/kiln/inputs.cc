@@ -92,7 +92,8 @@ std::string gib(double bytes) {
 
 }  // namespace
 
-void check_memory(const Predictor& predictor, const std::map<std::string, Shape>& shapes, const std::string& cause) {
+void check_memory(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
+                  const std::string& cause) {
   if (shapes.size() != predictor.inputs().size()) return;  // not all known: nothing to weigh
   const std::optional<double> available = available_memory();
   if (!available) return;
@@ -105,22 +106,24 @@ void check_memory(const Predictor& predictor, const std::map<std::string, Shape>
     activations = static_cast<double>(runtime::compile(bound)->memory.planned_bytes);
     for (const graph::Value* v : bound.outputs())
       if (v->info && v->info->shape.is_known())
-        outputs += static_cast<double>(v->info->shape.numel()) * static_cast<double>(dtype_size(v->info->dtype));
+        outputs +=
+            static_cast<double>(v->info->shape.numel()) * static_cast<double>(dtype_size(v->info->dtype));
   });
   const double needed = inputs + activations + outputs;
   if (needed > *available)
-    throw UsageError(cause + ": this run needs about " + gib(needed) + " (inputs " + gib(inputs) + ", activations " +
-                     gib(activations) + ", outputs " + gib(outputs) + "), and " + gib(*available) +
-                     " are available; use a smaller batch or shape");
+    throw UsageError(cause + ": this run needs about " + gib(needed) + " (inputs " + gib(inputs) +
+                     ", activations " + gib(activations) + ", outputs " + gib(outputs) + "), and " +
+                     gib(*available) + " are available; use a smaller batch or shape");
 }
 
 int64_t batch_of(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
-                 const std::map<std::string, std::string>& files, const std::vector<Tensor>& inputs, int64_t batch,
-                 bool batch_given) {
+                 const std::map<std::string, std::string>& files, const std::vector<Tensor>& inputs,
+                 int64_t batch, bool batch_given) {
   std::string declared;
   int takers = 0;
   for (const TensorSpec& spec : predictor.inputs()) {
-    declared += (declared.empty() ? "" : ", ") + spec.name + " " + (spec.known ? spec.shape.to_string() : "?");
+    declared +=
+        (declared.empty() ? "" : ", ") + spec.name + " " + (spec.known ? spec.shape.to_string() : "?");
     const bool given = shapes.count(spec.name) > 0 || files.count(spec.name) > 0;
     takers += !given && spec.known && spec.shape.ndim() > 0 && spec.shape[0] < 0;
   }

@@ -34,7 +34,8 @@ void check_model_args(const ModelArgs& args) {
   const bool onnx = args.model.size() >= 5 && args.model.compare(args.model.size() - 5, 5, ".onnx") == 0;
   if (onnx && args.epoch >= 0)
     throw UsageError("--epoch picks an MXNet parameter file; '" + args.model + "' is an ONNX model");
-  if (args.epoch < -1) throw UsageError("--epoch: expected an epoch number >= 0, got " + std::to_string(args.epoch));
+  if (args.epoch < -1)
+    throw UsageError("--epoch: expected an epoch number >= 0, got " + std::to_string(args.epoch));
   const unsigned cores = std::thread::hardware_concurrency();
   if (cores > 0 && args.threads > static_cast<int>(cores))
     std::cerr << "kiln: warning: --threads " << args.threads << " is more than the " << cores
@@ -92,7 +93,8 @@ std::map<std::string, std::string> parse_files(const std::vector<std::string>& s
   std::map<std::string, std::string> files;
   for (const std::string& spec : specs) {
     const auto [name, file] = split_assignment(spec, "--input");
-    if (!files.emplace(name, file).second) throw UsageError("--input for input '" + name + "' is given twice");
+    if (!files.emplace(name, file).second)
+      throw UsageError("--input for input '" + name + "' is given twice");
   }
   return files;
 }

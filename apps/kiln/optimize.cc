@@ -219,9 +219,9 @@ class Optimizer {
       quantization::CalibrationResult result;
       // A model of fixed batch size takes each calibration batch in slices of that size.
       const Predictor sizes = predictor(target, "none");
-      target = quantization::quantize_model(std::move(target),
-                                            accuracy::model_sized(sizes, with_progress(std::move(batches), bar)),
-                                            {.calib_mode = args_.calib_mode}, &result);
+      target = quantization::quantize_model(
+          std::move(target), accuracy::model_sized(sizes, with_progress(std::move(batches), bar)),
+          {.calib_mode = args_.calib_mode}, &result);
       bar.reset();
       std::cerr << "  " << result.thresholds.size() << " activations quantized (" << args_.calib_mode << ", "
                 << result.batches << " batches)\n";

@@ -78,7 +78,9 @@ void prepare_output(const std::string& path, const std::string& option, const st
       throw UsageError(option + " '" + path + "' is the input model; write the result elsewhere");
   const fs::path folder = out.has_parent_path() ? out.parent_path() : fs::path(".");
   fs::create_directories(folder, ec);
-  if (ec) throw UsageError(option + " '" + path + "': cannot create the folder '" + folder.string() + "': " + ec.message());
+  if (ec)
+    throw UsageError(option + " '" + path + "': cannot create the folder '" + folder.string() +
+                     "': " + ec.message());
   if (::access(folder.c_str(), W_OK) != 0)
     throw UsageError(option + " '" + path + "': the folder '" + folder.string() + "' is not writable");
 }

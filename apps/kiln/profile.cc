@@ -52,9 +52,10 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--iters", args->iters, "profiled calls")
       ->capture_default_str()
       ->check(whole_number(1, std::numeric_limits<int>::max()));
-  args->batch_option = cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
-      ->capture_default_str()
-      ->check(whole_number(1));
+  args->batch_option =
+      cmd->add_option("--batch", args->batch, "batch size for inputs with a free first dimension")
+          ->capture_default_str()
+          ->check(whole_number(1));
   cmd->add_option("--shape", args->shapes, "an input's shape, NAME=D0,D1,... (repeatable)");
   cmd->add_option("--input", args->inputs, "an input from a file, NAME=FILE.npy (repeatable)");
   cmd->callback([args] { profile(*args); });

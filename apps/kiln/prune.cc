@@ -37,7 +37,8 @@ void add_prune_command(CLI::App& app) {
       ->check(whole_number(1))
       ->needs(structured);
   cmd->add_option("--layer", args->options.layers, "prune only this layer (repeatable)");
-  cmd->add_option("--exclude", args->options.excluded_layers, "leave this Conv whole (--structured; repeatable)")
+  cmd->add_option("--exclude", args->options.excluded_layers,
+                  "leave this Conv whole (--structured; repeatable)")
       ->needs(structured);
   cmd->add_option("-o,--output", args->out, "the pruned model, OUT.onnx")->required();
   cmd->callback([args] {
@@ -47,8 +48,9 @@ void add_prune_command(CLI::App& app) {
     std::cout << report.to_string();
     if (report.params_after == report.params_before && report.sparsity_after == report.sparsity_before)
       std::cout << "nothing was pruned: "
-                << (args->structured ? "--structured removes Conv output channels, and no Conv here can lose any"
-                                     : "the ratio removes no weight of any layer")
+                << (args->structured
+                        ? "--structured removes Conv output channels, and no Conv here can lose any"
+                        : "the ratio removes no weight of any layer")
                 << "; the model is written unchanged\n";
     std::cout << "wrote " << args->out << " (ONNX)\n";
   });

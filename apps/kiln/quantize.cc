@@ -58,8 +58,9 @@ void add_quantize_command(CLI::App& app) {
       app.add_subcommand("quantize", "static INT8 quantization with calibration data, to QDQ ONNX");
   cmd->add_option("model", args->model, "NAME-symbol.json, a prefix NAME, or a .onnx file")->required();
   cmd->add_option("--calib", args->calib, "folder of .npy calibration batches");
-  CLI::Option* dynamic = cmd->add_flag("--dynamic", args->dynamic,
-                "dynamic quantization of MatMul and Gemm (activations quantized on each call), no --calib");
+  CLI::Option* dynamic = cmd->add_flag(
+      "--dynamic", args->dynamic,
+      "dynamic quantization of MatMul and Gemm (activations quantized on each call), no --calib");
   cmd->add_option("-o,--output", args->out, "the quantized model, OUT.onnx")->required();
   // The calibration options mean nothing to dynamic quantization, which calibrates nothing.
   cmd->add_option("--mode", args->options.calib_mode,

@@ -183,11 +183,12 @@ TracedGraph trace(const TracedFunction& fn, const std::vector<TraceInput>& input
   }
   for (const NDArray& out : outputs) g.add_output(recorder.value_of(out));
   result.num_outputs = static_cast<int>(outputs.size());
-  for (const auto& [array, value] : recorder.writes()) {
+  for (const auto& write : recorder.writes()) {
+    const NDArray& array = write.first;  // a lambda captures a name, not a structured binding (clang 14)
     const auto it = std::find_if(originals.begin(), originals.end(),
                                  [&](const NDArray& o) { return same_view(o.view(), array.view()); });
     if (it == originals.end()) continue;  // a scratch array of the function's own
-    g.add_output(value);
+    g.add_output(write.second);
     result.state_updates.push_back(static_cast<int>(it - originals.begin()));
   }
   recorder.restore_states();

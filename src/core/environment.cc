@@ -27,9 +27,10 @@ std::optional<int64_t> integer(const char* name, int64_t min, int64_t max) {
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(text, &end, 10);
-  const bool parsed = end != text && *end == '\0' && errno == 0 && (*text == '-' || (*text >= '0' && *text <= '9'));
-  KILN_CHECK(parsed && v >= min && v <= max, ErrorCode::kInvalidArgument, "environment variable ", name,
-             "='", text, "': expected a whole number from ", min, " to ", max);
+  const bool parsed =
+      end != text && *end == '\0' && errno == 0 && (*text == '-' || (*text >= '0' && *text <= '9'));
+  KILN_CHECK(parsed && v >= min && v <= max, ErrorCode::kInvalidArgument, "environment variable ", name, "='",
+             text, "': expected a whole number from ", min, " to ", max);
   return v;
 }
 
@@ -41,7 +42,8 @@ std::optional<std::string> choice(const char* name, std::initializer_list<const 
     if (std::string(text) == c) return std::string(text);
     listed += (listed.empty() ? "" : ", ") + std::string(c);
   }
-  raise(ErrorCode::kInvalidArgument, "environment variable ", name, "='", text, "': expected one of ", listed);
+  raise(ErrorCode::kInvalidArgument, "environment variable ", name, "='", text, "': expected one of ",
+        listed);
 }
 
 std::optional<int64_t> num_threads() {
@@ -68,7 +70,8 @@ const std::vector<EnvironmentVariable>& environment_variables() {
        "threads of the compute pool, the calling thread included (default: the number of cores)"},
       {"KILN_ENGINE", "threaded or naive",
        "how NDArray operations run: on the engine's worker threads (default) or inside each call"},
-      {"KILN_ENGINE_THREADS", "a whole number of threads, 1 to 4096", "worker threads of the engine (default 2)"},
+      {"KILN_ENGINE_THREADS", "a whole number of threads, 1 to 4096",
+       "worker threads of the engine (default 2)"},
       {"KILN_POOL_LIMIT_MB", "a whole number of MiB, 0 or more",
        "how much freed host memory the caching allocator keeps for reuse (default 1024)"},
   };

@@ -17,9 +17,9 @@ namespace {
 // bias, gamma, beta, moving statistics, PReLU's slope, the bilinear UpSampling kernel, RNN's
 // packed parameters).
 bool reads_parameters(const std::string& op) {
-  static const std::set<std::string> ops = {"Convolution", "Deconvolution", "FullyConnected", "BatchNorm",
-                                            "LayerNorm",   "InstanceNorm",  "GroupNorm",      "Embedding",
-                                            "LeakyReLU",   "UpSampling",    "RNN"};
+  static const std::set<std::string> ops = {
+      "Convolution", "Deconvolution", "FullyConnected", "BatchNorm",  "LayerNorm", "InstanceNorm",
+      "GroupNorm",   "Embedding",     "LeakyReLU",      "UpSampling", "RNN"};
   return ops.count(op) > 0;
 }
 
@@ -49,13 +49,14 @@ void check_mxnet_parameters(const mxnet::MxnetSymbol& symbol, const mxnet::Named
   for (size_t i = 0; i < params.names.size() && i < 8; ++i) held += (i ? ", " : "") + params.names[i];
   if (params.names.size() > 8) held += ", ...";
   raise(ErrorCode::kInvalidArgument, "mxnet model '", files.name, "': parameter '", missing[0], "' (read by ",
-        first_reader, ")", missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more are" : " is",
-        " not in '", files.params_path, "', which holds ", params.names.size(), " arrays (", held,
+        first_reader, ")",
+        missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more are" : " is", " not in '",
+        files.params_path, "', which holds ", params.names.size(), " arrays (", held,
         "): are these the parameters of another model?");
 }
 
-
-graph::Graph load_graph(const std::string& model_path, int epoch, const std::map<std::string, Shape>& input_shapes) {
+graph::Graph load_graph(const std::string& model_path, int epoch,
+                        const std::map<std::string, Shape>& input_shapes) {
   const frontends::ModelFiles files = frontends::resolve_model_files(model_path, epoch);
   if (files.format == frontends::ModelFiles::Format::kOnnx) return onnx::import_model(files.symbol_path);
   const frontends::MxnetCheckpoint checkpoint = frontends::read_mxnet_checkpoint(files);

@@ -187,8 +187,9 @@ std::string Normal::dumps() const {
 }
 
 std::string Xavier::dumps() const {
-  return std::string(R"(["xavier", {"rnd_type": ")") + (rnd_type_ == RandomType::kUniform ? "uniform" : "gaussian") +
-         R"(", "factor_type": ")" + factor_name(factor_type_) + R"(", "magnitude": )" + json_number(magnitude_) + "}]";
+  return std::string(R"(["xavier", {"rnd_type": ")") +
+         (rnd_type_ == RandomType::kUniform ? "uniform" : "gaussian") + R"(", "factor_type": ")" +
+         factor_name(factor_type_) + R"(", "magnitude": )" + json_number(magnitude_) + "}]";
 }
 
 std::string MSRAPrelu::dumps() const {

@@ -234,8 +234,9 @@ void load_named_values(const std::vector<std::pair<std::string, std::shared_ptr<
   std::vector<std::string> missing, extra;
   std::vector<std::pair<std::shared_ptr<Parameter>, const Tensor*>> assignments;
   for (const auto& [name, param] : targets) {
+    const std::string& wanted = name;  // a lambda captures a name, not a structured binding (clang 14)
     const auto found =
-        std::find_if(values.begin(), values.end(), [&](const auto& v) { return v.first == name; });
+        std::find_if(values.begin(), values.end(), [&](const auto& v) { return v.first == wanted; });
     if (found == values.end()) {
       missing.push_back(name);
       continue;
@@ -250,8 +251,9 @@ void load_named_values(const std::vector<std::pair<std::string, std::shared_ptr<
     assignments.emplace_back(param, &value);
   }
   for (const auto& [name, value] : values) {
+    const std::string& stored = name;  // a lambda captures a name, not a structured binding (clang 14)
     const bool known =
-        std::any_of(targets.begin(), targets.end(), [&](const auto& t) { return t.first == name; });
+        std::any_of(targets.begin(), targets.end(), [&](const auto& t) { return t.first == stored; });
     if (!known) extra.push_back(name);
   }
   KILN_CHECK(allow_missing || missing.empty(), ErrorCode::kNotFound, source,

@@ -88,11 +88,13 @@ void max_roi_pool_kernel(KernelContext& ctx) {
   dispatch_dtype(ctx.input(1).dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* rois = ctx.input(1).data<T>();
-    for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<double>(static_cast<compute_t<T>>(rois[i]));
+    for (size_t i = 0; i < rows.size(); ++i)
+      rows[i] = static_cast<double>(static_cast<compute_t<T>>(rois[i]));
   });
   std::vector<PixelBox> pixel_boxes;
   pixel_boxes.reserve(static_cast<size_t>(boxes));
-  for (int64_t b = 0; b < boxes; ++b) pixel_boxes.push_back(pixel_box(&rows[static_cast<size_t>(b * 5)], b, batch, scale));
+  for (int64_t b = 0; b < boxes; ++b)
+    pixel_boxes.push_back(pixel_box(&rows[static_cast<size_t>(b * 5)], b, batch, scale));
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using B = std::conditional_t<std::is_same_v<T, double>, double, float>;

@@ -26,14 +26,12 @@ std::string format_ints(const std::vector<int64_t>& values) {
   return os.str();
 }
 
-// Product of dims, or -1 when any of them is unknown.
+// Product of dims, or -1 when any of them is unknown; a product past int64 is a kiln::Error
+// (Shape::numel checks it), not a wrap-around.
 int64_t known_product(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) {
+  for (int64_t d : dims)
     if (d < 0) return Shape::kUnknown;
-    n *= d;
-  }
-  return n;
+  return Shape(dims).numel();
 }
 
 std::vector<TensorInfo> infer_reshape(InferContext& ctx) {

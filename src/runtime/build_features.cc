@@ -6,7 +6,8 @@
 namespace kiln {
 
 std::map<std::string, bool> build_features() {
-  std::map<std::string, bool> features = {{"onednn", false}, {"cuda", false}, {"java", false}, {"server", false}};
+  std::map<std::string, bool> features = {
+      {"onednn", false}, {"cuda", false}, {"java", false}, {"server", false}};
   for (const runtime::KernelProvider* provider : runtime::registered_kernel_providers())
     if (features.count(provider->name())) features[provider->name()] = true;
   return features;

@@ -25,7 +25,8 @@ const graph::Value* input(const graph::Node& node, size_t i) {
 
 // The matrix-like op a node computes: its own, or the base op of a fused or integer one.
 std::string base_op(const std::string& op) {
-  if (op == "FusedConv" || op == "FusedQLinearConv" || op == "ConvInteger" || op == "QLinearConv") return "Conv";
+  if (op == "FusedConv" || op == "FusedQLinearConv" || op == "ConvInteger" || op == "QLinearConv")
+    return "Conv";
   if (op == "FusedGemm") return "Gemm";
   if (op == "FusedMatMul" || op == "FusedQLinearMatMul" || op == "FusedDynamicQLinearMatMul" ||
       op == "MatMulInteger" || op == "QLinearMatMul")
@@ -65,7 +66,8 @@ std::optional<int64_t> attention_multiply_adds(const graph::Node& node) {
 // indices; an ellipsis spans the broadcast of the dimensions it covers.
 std::optional<int64_t> einsum_operations(const graph::Node& node) {
   const auto it = node.attrs.find("equation");
-  const std::string* equation = it == node.attrs.end() ? nullptr : std::get_if<std::string>(&it->second.variant());
+  const std::string* equation =
+      it == node.attrs.end() ? nullptr : std::get_if<std::string>(&it->second.variant());
   if (!equation) return std::nullopt;
   std::string lhs = equation->substr(0, equation->find("->"));
   lhs.erase(std::remove(lhs.begin(), lhs.end(), ' '), lhs.end());
@@ -88,7 +90,8 @@ std::optional<int64_t> einsum_operations(const graph::Node& node) {
         const auto n = static_cast<size_t>(covered);
         if (ellipsis.size() < n) ellipsis.insert(ellipsis.begin(), n - ellipsis.size(), 1);
         const size_t offset = ellipsis.size() - n;
-        for (size_t e = 0; e < n; ++e) ellipsis[offset + e] = std::max(ellipsis[offset + e], (*shape)[axis++]);
+        for (size_t e = 0; e < n; ++e)
+          ellipsis[offset + e] = std::max(ellipsis[offset + e], (*shape)[axis++]);
         c += 2;
         continue;
       }

@@ -1,5 +1,6 @@
 // .npy files written by numpy (tests/fuzz/corpus/npy) read back exactly; Kiln's own files
 // round-trip; malformed input is rejected with kiln::Error.
+#include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -25,6 +26,22 @@ TEST(Npy, ReadsFilesNumpyWrote) {
   Tensor scalar = npy::load(kCorpus + "f16_scalar.npy");
   EXPECT_EQ(scalar.ndim(), 0);
   EXPECT_EQ(scalar.item(), 1.5);
+}
+
+// numpy reads any nonzero byte of a bool array as True; a C++ bool may only hold 0 or 1, so the
+// reader keeps the truth value (found by the labels fuzz target: reading byte 101 as bool is UB).
+TEST(Npy, BoolBytesOtherThanZeroAndOneAreTrue) {
+  const std::string path = ::testing::TempDir() + "/kiln_bool_bytes.npy";
+  std::string header = "{'descr': '|b1', 'fortran_order': False, 'shape': (4,), }";
+  header.append(128 - 10 - header.size() - 1, ' ');  // the data starts 64-byte aligned
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size()) << '\x00' << header;
+  out << '\x00' << '\x01' << static_cast<char>(101) << static_cast<char>(255);
+  out.close();
+  const Tensor t = npy::load(path);
+  const auto* bytes = static_cast<const unsigned char*>(t.raw_data());
+  EXPECT_EQ(std::vector<int>(bytes, bytes + 4), (std::vector<int>{0, 1, 1, 1}));
 }
 
 TEST(Npy, RoundTripsEveryDtype) {

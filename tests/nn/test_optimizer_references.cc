@@ -60,8 +60,8 @@ double tolerance_of(const nlohmann::json& c) {
 void check_against(const std::string& venv, const std::string& script, int expected_cases) {
   const std::filesystem::path root = KILN_SOURCE_DIR;
   const std::filesystem::path python = root / venv / "bin/python";
-  ASSERT_TRUE(std::filesystem::exists(python))
-      << "no " << venv << " environment: " << python << " is missing (scripts/setup.sh, scripts/setup-mxnet.sh)";
+  ASSERT_TRUE(std::filesystem::exists(python)) << "no " << venv << " environment: " << python
+                                               << " is missing (scripts/setup.sh, scripts/setup-mxnet.sh)";
   int status = 0;
   const std::string command = python.string() + " " + (root / "tests/nn/tools" / script).string();
   const std::string out = run_command(command, status);

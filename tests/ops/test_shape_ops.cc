@@ -25,6 +25,13 @@ TEST(ShapeOpsErrors, ReshapeWrongElementCountNamesBothShapes) {
                {"input 1 (shape)", "(2, 3)", "[4, -1]", "6 is not a multiple of 4"});
 }
 
+// A shape whose element count overflows 64 bits is an error, not a wrap-around (found by the
+// external-data fuzz target: a shape initializer read from arbitrary bytes).
+TEST(ShapeOpsErrors, ReshapeShapeWhoseCountOverflows) {
+  expect_error("Reshape", {}, {floats({2, 2}), ints({int64_t{1} << 40, int64_t{1} << 40})},
+               ErrorCode::kOutOfRange, {"Reshape", "more elements than a 64-bit count can hold"});
+}
+
 TEST(ShapeOpsErrors, ReshapeBadShapeValues) {
   expect_error("Reshape", {}, {floats({2, 3}), ints({-1, -1})}, ErrorCode::kInvalidArgument,
                {"input 1 (shape)", "at most one -1", "[-1, -1]"});

@@ -96,7 +96,8 @@ TEST(CountFlops, AttentionEinsumRecurrentIntegerAndTheOpsLeftOut) {
   Value* v = g.add_input("v", TensorInfo{DType::kFloat32, Shape{2, 3, 7, 4}});
   Value* att = g.add_node("Attention", {q, k, v}, {}, "", 1)->outputs[0];
   // Einsum "...ij,jk->...ik" over (2, 3, 5, 4) and (4, 6): 2*3*5*4*6 points.
-  Value* e = g.add_node("Einsum", {att, weight(g, "ew", {4, 6})}, {{"equation", "...ij,jk->...ik"}})->outputs[0];
+  Value* e =
+      g.add_node("Einsum", {att, weight(g, "ew", {4, 6})}, {{"equation", "...ij,jk->...ik"}})->outputs[0];
   // LSTM: 9 steps, batch 2, input 6, hidden 5, both directions: 4 gates.
   Value* x = g.add_input("x", TensorInfo{DType::kFloat32, Shape{9, 2, 6}});
   Value* lstm = g.add_node("LSTM", {x, weight(g, "W", {2, 20, 6}), weight(g, "R", {2, 20, 5})},

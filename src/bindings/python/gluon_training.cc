@@ -41,10 +41,11 @@ nn::ParameterDict parameters_of(const py::object& params) {
 void bind_initializers(py::module_& g) {
   py::module_ init = g.def_submodule("init", "Initializers (mx.init)");
   py::classh<nn::Initializer>(init, "Initializer")
-      .def("__call__", [](const nn::Initializer& i, const std::string& name, const NDArray& array) {
-        py::gil_scoped_release release;
-        i(name, array);
-      })
+      .def("__call__",
+           [](const nn::Initializer& i, const std::string& name, const NDArray& array) {
+             py::gil_scoped_release release;
+             i(name, array);
+           })
       .def("dumps", &nn::Initializer::dumps);
   py::classh<nn::Constant, nn::Initializer>(init, "Constant").def(py::init<double>(), py::arg("value"));
   py::classh<nn::Zero, nn::Constant>(init, "Zero").def(py::init<>());

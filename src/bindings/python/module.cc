@@ -26,7 +26,8 @@ void bind_errors(py::module_& m) {
 
 PYBIND11_MODULE(_kiln, m) {
   using namespace kiln::python;
-  m.doc() = "Kiln's C++ core: NDArray, autograd, Gluon, Symbol, Predictor, profiler and quantization bindings";
+  m.doc() =
+      "Kiln's C++ core: NDArray, autograd, Gluon, Symbol, Predictor, profiler and quantization bindings";
   m.attr("__version__") = kiln::kVersion;
   m.def("features", &kiln::build_features,
         "What this build of Kiln has: {'onednn': True, 'cuda': False, 'java': False, 'server': False}");

@@ -64,8 +64,9 @@ void kiln_op(ConvertContext& ctx) {
     } else if (key == kMissingInputsAttr) {
       missing = parse_ints_attr(text, what);
     } else if (!is_hidden(key)) {
+      const std::string& name = key;  // a lambda captures a name, not a structured binding (clang 14)
       const auto spec = std::find_if(schema.attrs().begin(), schema.attrs().end(),
-                                     [&](const ops::AttrSpec& s) { return s.name == key; });
+                                     [&](const ops::AttrSpec& s) { return s.name == name; });
       KILN_CHECK(spec != schema.attrs().end(), ErrorCode::kInvalidArgument, ctx.label(), ": Kiln op ", op,
                  " has no attribute '", key, "'");
       attrs.emplace(key, parse_kiln_attr(text, spec->type, what));

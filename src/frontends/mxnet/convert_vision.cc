@@ -31,8 +31,9 @@ void upsampling_nearest(ConvertContext& ctx, int64_t scale) {
     if (n > 1) {
       const Shape s = ctx.input_shape(i, "UpSampling of several inputs");
       if (s.ndim() != 4 || s[2] <= 0 || s[3] <= 0 || out_h % s[2] != 0 || out_w % s[3] != 0)
-        ctx.unsupported("input " + std::to_string(i) + " of shape " + s.to_string() + " does not divide the output size " +
-                        std::to_string(out_h) + "x" + std::to_string(out_w));
+        ctx.unsupported("input " + std::to_string(i) + " of shape " + s.to_string() +
+                        " does not divide the output size " + std::to_string(out_h) + "x" +
+                        std::to_string(out_w));
       scale_h = static_cast<double>(out_h / s[2]);
       scale_w = static_cast<double>(out_w / s[3]);
     }
@@ -78,7 +79,8 @@ void upsampling(ConvertContext& ctx) {
 // The height and width (axes 2 and 3) of `v`: known numbers when its shape is known at import,
 // else computed in the graph from its shape.
 std::optional<std::vector<int64_t>> known_size(const Value* v) {
-  if (!v->info || v->info->shape.ndim() != 4 || v->info->shape[2] < 0 || v->info->shape[3] < 0) return std::nullopt;
+  if (!v->info || v->info->shape.ndim() != 4 || v->info->shape[2] < 0 || v->info->shape[3] < 0)
+    return std::nullopt;
   return std::vector<int64_t>{v->info->shape[2], v->info->shape[3]};
 }
 
@@ -110,9 +112,10 @@ void crop(ConvertContext& ctx) {
     for (size_t d = 0; d < 2; ++d) {
       if (centred) offset[d] = ((*full)[d] - (*size)[d]) / 2;
       if (offset[d] < 0 || offset[d] + (*size)[d] > (*full)[d])
-        ctx.unsupported("a " + std::to_string((*size)[0]) + "x" + std::to_string((*size)[1]) + " window at (" +
-                        std::to_string(offset[0]) + ", " + std::to_string(offset[1]) + ") runs past the " +
-                        std::to_string((*full)[0]) + "x" + std::to_string((*full)[1]) + " input");
+        ctx.unsupported("a " + std::to_string((*size)[0]) + "x" + std::to_string((*size)[1]) +
+                        " window at (" + std::to_string(offset[0]) + ", " + std::to_string(offset[1]) +
+                        ") runs past the " + std::to_string((*full)[0]) + "x" + std::to_string((*full)[1]) +
+                        " input");
     }
     const std::vector<int64_t> end{offset[0] + (*size)[0], offset[1] + (*size)[1]};
     return ctx.set_output(

@@ -97,8 +97,9 @@ class Exporter {
     MxnetCall c{kKilnOpPrefix + node.op, {}, {}};
     for (const auto& [key, value] : node.attrs) {
       const std::string what = node.label() + ": attribute '" + key + "'";
+      const std::string& name = key;  // a lambda captures a name, not a structured binding (clang 14)
       const auto spec = std::find_if(schema.attrs().begin(), schema.attrs().end(),
-                                     [&](const ops::AttrSpec& s) { return s.name == key; });
+                                     [&](const ops::AttrSpec& s) { return s.name == name; });
       c.attrs[key] = format_kiln_attr(value.coerced_to(spec->type, what), what);
     }
     if (node.outputs.size() != 1) c.attrs[kNumOutputsAttr] = std::to_string(node.outputs.size());

@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/bool_bytes.h"
 #include "kiln/error.hpp"
 #include "kiln/mxnet_format.hpp"
 
@@ -147,11 +148,7 @@ Tensor read_array(Reader& r, const std::string& where) {
              r.remaining(), " remain");
   Tensor t = Tensor::empty(Shape(dims), dtype);
   r.bytes(t.raw_data(), empty ? 0 : count * itemsize, where + " data");
-  if (dtype == DType::kBool) {
-    // A bool byte other than 0 or 1 is not a valid C++ bool; keep the truth value.
-    auto* p = static_cast<unsigned char*>(t.raw_data());
-    for (size_t i = 0; i < t.nbytes(); ++i) p[i] = p[i] != 0;
-  }
+  if (dtype == DType::kBool) canonicalize_bool_bytes(t.raw_data(), t.nbytes());
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/bool_bytes.h"
 #include "kiln/error.hpp"
 
 namespace kiln::npy {
@@ -165,6 +166,7 @@ Tensor read(std::istream& in, const std::string& path) {
   in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()));
   KILN_CHECK(static_cast<size_t>(in.gcount()) == t.nbytes(), ErrorCode::kIo, path, ": expected ", t.nbytes(),
              " bytes of data for shape ", shape, " ", dtype_name(dtype), ", found ", in.gcount());
+  if (dtype == DType::kBool) canonicalize_bool_bytes(t.raw_data(), t.nbytes());
   if (!fortran || shape.ndim() < 2) return t;
   std::vector<int64_t> perm;
   for (int i = shape.ndim() - 1; i >= 0; --i) perm.push_back(i);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/bool_bytes.h"
 #include "core/caching_allocator.h"
 #include "core/storage_types.h"
 #include "kiln/error.hpp"
@@ -125,6 +126,7 @@ Tensor tensor_from_bytes(const Declared& d, const void* bytes) {
                     d.shape.numel());
   else if (d.nbytes != 0)
     std::memcpy(out.raw_data(), bytes, d.nbytes);
+  if (d.dtype == DType::kBool) canonicalize_bool_bytes(out.raw_data(), d.nbytes);
   return out;
 }
 
@@ -165,6 +167,7 @@ Tensor take_tensor_from_proto(::onnx::TensorProto& proto, const TensorSource& so
   std::string* bytes = proto.release_raw_data();
   bytes->resize(d.nbytes + shift);  // within the capacity: the buffer stays where it is
   std::memmove(bytes->data() + shift, bytes->data(), d.nbytes);
+  if (d.dtype == DType::kBool) canonicalize_bool_bytes(bytes->data() + shift, d.nbytes);
   std::shared_ptr<Storage> storage =
       Storage::wrap(bytes->data() + shift, d.nbytes, cpu(), [bytes](void*) { delete bytes; });
   return Tensor(std::move(storage), d.shape, d.dtype);
