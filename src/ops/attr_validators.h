@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <variant>
@@ -17,6 +18,12 @@ namespace kiln::ops {
 inline void require_flag(const AttrValue& value, const std::string& what) {
   const int64_t v = std::get<int64_t>(value.variant());
   KILN_CHECK(v == 0 || v == 1, ErrorCode::kInvalidArgument, what, ": expected 0 or 1, got ", v);
+}
+
+// A float attribute that must be finite (no NaN or infinity).
+inline void validate_finite(const AttrValue& value, const std::string& what) {
+  const double v = std::get<double>(value.variant());
+  KILN_CHECK(std::isfinite(v), ErrorCode::kInvalidArgument, what, ": expected a finite value, got ", v);
 }
 
 // A string attribute that must be one of `choices`.

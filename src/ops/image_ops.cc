@@ -286,11 +286,6 @@ void validate_sampling_ratio(const AttrValue& value, const std::string& what) {
   KILN_CHECK(v >= 0, ErrorCode::kInvalidArgument, what, ": expected a value >= 0 (0: adaptive), got ", v);
 }
 
-void validate_spatial_scale(const AttrValue& value, const std::string& what) {
-  const double v = std::get<double>(value.variant());
-  KILN_CHECK(std::isfinite(v), ErrorCode::kInvalidArgument, what, ": expected a finite value, got ", v);
-}
-
 std::vector<TensorInfo> infer_roi_align(InferContext& ctx) {
   require_dtype(ctx, 0, kFloatDTypes);
   require_same_dtype(ctx, 0, 1);
@@ -527,7 +522,7 @@ KILN_REGISTER_OP(RoiAlign)
     .attr("output_height", AttrType::kInt, 1, validate_at_least_one)
     .attr("output_width", AttrType::kInt, 1, validate_at_least_one)
     .attr("sampling_ratio", AttrType::kInt, 0, validate_sampling_ratio)
-    .attr("spatial_scale", AttrType::kFloat, 1.0, validate_spatial_scale)
+    .attr("spatial_scale", AttrType::kFloat, 1.0, validate_finite)
     .infer(infer_roi_align)
     .kernel(roi_align_kernel);
 

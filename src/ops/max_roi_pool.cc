@@ -26,11 +26,6 @@ void validate_pooled_shape(const AttrValue& value, const std::string& what) {
              ": expected two values >= 1 (pooled height, pooled width), got ", ints_text(shape));
 }
 
-void validate_finite(const AttrValue& value, const std::string& what) {
-  const double v = std::get<double>(value.variant());
-  KILN_CHECK(std::isfinite(v), ErrorCode::kInvalidArgument, what, ": expected a finite value, got ", v);
-}
-
 std::vector<TensorInfo> infer_max_roi_pool(InferContext& ctx) {
   require_dtype(ctx, 0, kFloatDTypes);
   require_same_dtype(ctx, 0, 1);
