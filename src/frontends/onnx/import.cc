@@ -499,6 +499,9 @@ class Importer {
       return refuse(
           node,
           "Scan before opset 9 with sequence_lens (steps that differ per batch entry) is not supported");
+    if (batched_scan && node.input_size() == 0)
+      return refuse(
+          node, "Scan before opset 9 takes sequence_lens (may be empty) first, then its inputs; it has none");
     AttrMap attrs;
     std::vector<std::pair<std::string, ::onnx::GraphProto*>> bodies;
     for (auto& attr : *node.mutable_attribute()) {
