@@ -36,9 +36,11 @@ int packed_bits(DType dtype);
 // integers sign-extended; and back.
 void unpack_elements(DType dtype, const uint8_t* packed, uint8_t* elements, int64_t count);
 void pack_elements(DType dtype, const uint8_t* elements, uint8_t* packed, int64_t count);
+// Bytes of `count` elements packed; written without `count + per_byte - 1`, which overflows for a
+// declared count near INT64_MAX (found by the TensorProto fuzz target).
 inline int64_t packed_size(DType dtype, int64_t count) {
   const int per_byte = 8 / packed_bits(dtype);
-  return (count + per_byte - 1) / per_byte;
+  return count / per_byte + (count % per_byte != 0 ? 1 : 0);
 }
 
 }  // namespace kiln
