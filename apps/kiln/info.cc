@@ -101,9 +101,10 @@ void info(const InfoArgs& args) {
   std::vector<TensorSpec> inputs = predictor.inputs();
   for (TensorSpec& spec : inputs)  // the shapes asked about, where given
     if (const auto it = given.find(spec.name); it != given.end()) spec.shape = it->second;
+  const bool all_shapes = shapes.size() == predictor.inputs().size();
   nlohmann::json nodes;
-  if (args.nodes) nodes = node_rows(g);
-  if (shapes.size() == predictor.inputs().size()) {
+  if (args.nodes && !all_shapes) nodes = node_rows(g);  // with every shape, the bound graph's rows below
+  if (all_shapes) {
     const graph::Graph bound = runtime::bind_input_shapes(g, shapes);
     if (args.nodes) nodes = node_rows(bound);
     flops = runtime::count_flops(bound);

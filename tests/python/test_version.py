@@ -5,7 +5,6 @@ import re
 import subprocess
 
 import kiln
-import pytest
 
 
 def test_version_and_features():
@@ -15,8 +14,18 @@ def test_version_and_features():
     assert all(isinstance(v, bool) for v in features.values()), features
 
 
-@pytest.mark.skipif("KILN_CLI" not in os.environ, reason="KILN_CLI names the kiln program (ctest sets it)")
+def kiln_command():
+    """The kiln program of this build: $KILN_CLI (ctest sets it), else the one beside the package
+    copy of a development build (build/release/python/kiln -> build/release/apps/kiln/kiln)."""
+    if "KILN_CLI" in os.environ:
+        return os.environ["KILN_CLI"]
+    package = os.path.dirname(os.path.abspath(kiln.__file__))
+    return os.path.join(package, "..", "..", "apps", "kiln", "kiln")
+
+
 def test_the_command_line_reports_the_same():
-    line = subprocess.run([os.environ["KILN_CLI"], "--version"], capture_output=True, text=True, check=True).stdout
+    command = kiln_command()
+    assert os.path.exists(command), f"no kiln program at {command}: set KILN_CLI"
+    line = subprocess.run([command, "--version"], capture_output=True, text=True, check=True).stdout
     parts = ", ".join(f"{name}: {'yes' if present else 'no'}" for name, present in sorted(kiln.features().items()))
     assert line.strip() == f"kiln {kiln.__version__} ({parts})", line
