@@ -56,8 +56,13 @@ std::map<std::string, Shape> parse_shapes(const std::vector<std::string>& specs)
 // "NAME=FILE.npy" -> {NAME: FILE.npy}.
 std::map<std::string, std::string> parse_files(const std::vector<std::string>& specs);
 
+// An input's file: a .npy file, or, for a sequence input, a folder of 0.npy, 1.npy, ... in order
+// (an empty folder is an empty sequence of `spec`'s element type).
+Tensor load_input_file(const std::string& path, const TensorSpec& spec);
+
 // One tensor per model input: loaded from `files`, else random (fixed seed) of the shape in
-// `shapes`, else of the declared shape with a free first dimension set to `batch`.
+// `shapes`, else of the declared shape with a free first dimension set to `batch`; an optional
+// input without a file is left empty, a sequence input needs one.
 std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
                                 const std::map<std::string, std::string>& files, int64_t batch);
 

@@ -1,5 +1,6 @@
 // Input tensors for run, bench and profile: .npy files, or random values of a known shape.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <optional>
@@ -45,6 +46,34 @@ std::vector<std::string> keys(const Map& map) {
 
 }  // namespace
 
+Tensor load_input_file(const std::string& path, const TensorSpec& spec) {
+  if (!std::filesystem::is_directory(path)) {
+    if (spec.sequence)
+      throw UsageError("--input " + spec.name + "=" + path +
+                       ": the input is a sequence; give a folder of 0.npy, "
+                       "1.npy, ...");
+    return npy::load(path);
+  }
+  if (!spec.sequence)
+    throw UsageError("--input " + spec.name + "=" + path +
+                     ": a folder is a sequence, and the input is a tensor");
+  size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(path)) {
+    (void)entry;
+    ++count;
+  }
+  std::vector<Tensor> elements;
+  for (size_t k = 0; k < count; ++k) {
+    const std::filesystem::path file = std::filesystem::path(path) / (std::to_string(k) + ".npy");
+    if (!std::filesystem::exists(file))
+      throw UsageError("--input " + spec.name + "=" + path + ": a sequence folder holds 0.npy to " +
+                       std::to_string(count - 1) + ".npy and nothing else; " + file.filename().string() +
+                       " is missing");
+    elements.push_back(npy::load(file.string()));
+  }
+  return Tensor::sequence(elements.empty() ? spec.dtype : elements.front().dtype(), std::move(elements));
+}
+
 std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::string, Shape>& shapes,
                                 const std::map<std::string, std::string>& files, int64_t batch) {
   check_names(predictor, keys(shapes), "--shape");
@@ -54,7 +83,14 @@ std::vector<Tensor> make_inputs(const Predictor& predictor, const std::map<std::
   std::vector<Tensor> inputs;
   for (const TensorSpec& spec : predictor.inputs()) {
     if (const auto file = files.find(spec.name); file != files.end()) {
-      inputs.push_back(npy::load(file->second));
+      inputs.push_back(load_input_file(file->second, spec));
+      continue;
+    }
+    if (spec.sequence)
+      throw UsageError("input '" + spec.name + "' is a sequence: give it with --input " + spec.name +
+                       "=DIR (DIR/0.npy, DIR/1.npy, ...)");
+    if (spec.optional && !shapes.count(spec.name)) {
+      inputs.emplace_back();  // an optional input left empty
       continue;
     }
     const auto given = shapes.find(spec.name);

@@ -62,9 +62,11 @@ struct PredictorOptions {
 // An input or output as the model declares it: dims of -1 are free (e.g. the batch).
 struct TensorSpec {
   std::string name;
-  DType dtype = DType::kFloat32;
-  Shape shape;
-  bool known = true;  // false when the dtype and shape are only known once inputs are given
+  DType dtype = DType::kFloat32;  // a sequence's: its elements' type
+  Shape shape;                    // a sequence's: () (its elements' shapes may differ)
+  bool known = true;              // false when the dtype and shape are only known once inputs are given
+  bool sequence = false;          // a sequence of tensors (Tensor::sequence), ONNX's sequence type
+  bool optional = false;          // may be absent: an undefined Tensor (ONNX's optional type)
 };
 
 class Predictor {
@@ -94,7 +96,8 @@ class Predictor {
   std::vector<Tensor> predict(std::initializer_list<Tensor> inputs) const {
     return predict(std::vector<Tensor>(inputs));
   }
-  // Inputs by name (every input, no others); outputs in output_names() order.
+  // Inputs by name (every input, no others; an optional one may be left out, empty); outputs in
+  // output_names() order.
   std::vector<Tensor> predict(const std::map<std::string, Tensor>& inputs) const;
   // Inputs by name; outputs by name.
   std::map<std::string, Tensor> predict_named(const std::map<std::string, Tensor>& inputs) const;

@@ -3,6 +3,11 @@
 //
 // Views share storage with their source: reshape (of a contiguous tensor), slice along an axis
 // and transpose are all views; contiguous() copies only when the layout is not row-major.
+//
+// A Tensor may also hold a sequence (ONNX's sequence type): an ordered list of tensors of one
+// element type whose shapes may differ, made by Tensor::sequence. It has no data of its own:
+// dtype() is its elements' type, shape() is (0,), and elements() reads it. A sequence is
+// immutable; the ops that change one make another that shares the untouched elements.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +34,12 @@ class Tensor {
   static Tensor scalar(double value, DType dtype);
   template <class T>
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape);
+  // A sequence of `elements` (tensors of `element_dtype`, none a sequence itself).
+  static Tensor sequence(DType element_dtype, std::vector<Tensor> elements);
 
-  bool defined() const { return storage_ != nullptr; }
+  bool defined() const { return storage_ != nullptr || elements_ != nullptr; }
+  bool is_sequence() const { return elements_ != nullptr; }
+  const std::vector<Tensor>& elements() const;  // a sequence's tensors; throws for a tensor
   const Shape& shape() const { return shape_; }
   int ndim() const { return shape_.ndim(); }
   int64_t numel() const { return shape_.numel(); }
@@ -78,6 +87,7 @@ class Tensor {
   DType dtype_ = DType::kFloat32;
   Dims strides_;
   int64_t offset_ = 0;
+  std::shared_ptr<const std::vector<Tensor>> elements_;  // set for a sequence only
 };
 
 template <class T>

@@ -84,8 +84,32 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
+Tensor Tensor::sequence(DType element_dtype, std::vector<Tensor> elements) {
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const Tensor& e = elements[i];
+    KILN_CHECK(e.defined() && !e.is_sequence(), ErrorCode::kInvalidArgument, "Tensor::sequence: element ", i,
+               " is ", e.is_sequence() ? "a sequence" : "undefined", "; a sequence holds tensors");
+    KILN_CHECK(e.dtype() == element_dtype, ErrorCode::kTypeMismatch, "Tensor::sequence: element ", i, " is ",
+               dtype_name(e.dtype()), ", the sequence holds ", dtype_name(element_dtype));
+  }
+  Tensor t;
+  t.dtype_ = element_dtype;
+  t.shape_ = Shape{0};
+  t.strides_ = Dims(1, 1);
+  t.elements_ = std::make_shared<const std::vector<Tensor>>(std::move(elements));
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::elements() const {
+  KILN_CHECK(elements_ != nullptr, ErrorCode::kTypeMismatch, "Tensor::elements: a ",
+             defined() ? "tensor" : "undefined tensor", " is not a sequence");
+  return *elements_;
+}
+
 void* Tensor::raw_data() const {
-  KILN_CHECK(defined(), ErrorCode::kInvalidArgument, "Tensor: reading data of an undefined tensor");
+  KILN_CHECK(storage_ != nullptr, ErrorCode::kInvalidArgument, "Tensor: ",
+             is_sequence() ? "a sequence has no data of its own; its elements() have"
+                           : "reading data of an undefined tensor");
   return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize());
 }
 
@@ -152,12 +176,20 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::clone() const {
+  if (!defined()) return *this;
+  if (is_sequence()) {
+    std::vector<Tensor> copies;
+    for (const Tensor& e : *elements_) copies.push_back(e.clone());
+    return sequence(dtype_, std::move(copies));
+  }
   Tensor out = empty(shape_, dtype_, device());
   out.copy_from(*this);
   return out;
 }
 
 void Tensor::copy_from(const Tensor& src) {
+  KILN_CHECK(!is_sequence() && !src.is_sequence(), ErrorCode::kTypeMismatch,
+             "copy_from: a sequence is not copied into a tensor or from one");
   KILN_CHECK(src.shape() == shape_, ErrorCode::kShapeMismatch, "copy_from: source shape ", src.shape(),
              " differs from destination shape ", shape_);
   KILN_CHECK(src.dtype() == dtype_, ErrorCode::kTypeMismatch, "copy_from: source dtype ", src.dtype(),
@@ -288,6 +320,13 @@ void print_values(std::ostream& os, const T* data, const Shape& shape, int axis,
 std::string Tensor::to_string(int64_t max_elements) const {
   std::ostringstream os;
   if (!defined()) return "<Tensor undefined>";
+  if (is_sequence()) {
+    os << "[";
+    for (size_t i = 0; i < elements_->size(); ++i)
+      os << (i ? ",\n" : "") << (*elements_)[i].to_string(max_elements);
+    os << "]\n<sequence of " << elements_->size() << ' ' << dtype_name(dtype_) << " tensors>";
+    return os.str();
+  }
   // Storage types print as the numbers they hold.
   const Tensor c = is_storage_type(dtype_) ? widen_storage(contiguous()) : contiguous();
   dispatch_dtype(c.dtype(), [&](auto tag) {

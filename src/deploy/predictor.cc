@@ -18,16 +18,21 @@ namespace kiln {
 namespace {
 
 std::string describe(const TensorSpec& spec) {
-  return spec.known ? std::string(dtype_name(spec.dtype)) + " " + spec.shape.to_string() : "any tensor";
+  if (!spec.known) return "any tensor";
+  return ops::describe_info(
+      ops::TensorInfo{spec.dtype, spec.shape,
+                      spec.sequence ? ops::ValueKind::kSequence : ops::ValueKind::kTensor, spec.optional});
 }
 
 std::string describe(const Tensor& t) {
-  return std::string(dtype_name(t.dtype())) + " " + t.shape().to_string();
+  return t.defined() ? ops::describe_info(ops::info_of(t)) : "no value";
 }
 
 TensorSpec spec_of(const graph::Value& v) {
   if (!v.info) return TensorSpec{v.name, DType::kFloat32, Shape{}, false};
-  return TensorSpec{v.name, v.info->dtype, v.info->shape, true};
+  const bool sequence = v.info->kind == ops::ValueKind::kSequence;
+  return TensorSpec{v.name, v.info->dtype, sequence ? Shape{} : v.info->shape,
+                    true,   sequence,      v.info->optional};
 }
 
 // Whether `shape` is one of the shapes `declared` allows (-1 dims are free).
@@ -75,16 +80,24 @@ struct Predictor::Impl {
 
   // Whether the plan for input k given as `t` is keyed by, and compiled for, its values.
   bool keyed_by_value(size_t k, const Tensor& t) const {
-    return decides_shapes[k] && t.numel() <= kMaxKeyedValueElements;
+    return decides_shapes[k] && t.defined() && !t.is_sequence() && t.numel() <= kMaxKeyedValueElements;
   }
 
   void check(size_t k, const Tensor& t) const {
     const TensorSpec& spec = inputs[k];
+    if (!t.defined() && spec.optional) return;  // an optional input left absent
     KILN_CHECK(t.defined(), ErrorCode::kInvalidArgument, label(), ": input '", spec.name, "': expected ",
                describe(spec), ", got an undefined tensor");
     KILN_CHECK(t.device().is_cpu(), ErrorCode::kInvalidArgument, label(), ": input '", spec.name,
                "': expected a tensor on cpu(0), got one on ", t.device());
+    KILN_CHECK(t.is_sequence() == spec.sequence, ErrorCode::kTypeMismatch, label(), ": input '", spec.name,
+               "': expected ", describe(spec), ", got ", describe(t));
     if (!spec.known) return;
+    if (spec.sequence) {
+      KILN_CHECK(t.dtype() == spec.dtype, ErrorCode::kTypeMismatch, label(), ": input '", spec.name,
+                 "': expected ", describe(spec), ", got ", describe(t));
+      return;
+    }
     KILN_CHECK(t.dtype() == spec.dtype, ErrorCode::kTypeMismatch, label(), ": input '", spec.name,
                "': expected ", describe(spec), ", got ", describe(t));
     KILN_CHECK(fits(spec.shape, t.shape()), ErrorCode::kShapeMismatch, label(), ": input '", spec.name,
@@ -151,8 +164,7 @@ struct Predictor::Impl {
     const auto compile = [&]() -> std::shared_ptr<const runtime::Program> {
       runtime::InputBinding binding;
       for (size_t k = 0; k < given.size(); ++k) {
-        binding.shapes.emplace(inputs[k].name, given[k].shape());
-        if (!inputs[k].known) binding.untyped_dtypes.emplace(inputs[k].name, given[k].dtype());
+        runtime::bind_given(binding, inputs[k].name, given[k], !inputs[k].known);
         if (keyed_by_value(k, given[k])) binding.values.emplace(inputs[k].name, given[k]);
       }
       binding.allow_unknown = true;
@@ -188,9 +200,9 @@ struct Predictor::Impl {
     std::vector<Tensor> ordered;
     for (const TensorSpec& s : inputs) {
       const auto it = named.find(s.name);
-      KILN_CHECK(it != named.end(), ErrorCode::kInvalidArgument, label(), ": input '", s.name, "' (",
-                 describe(s), ") is missing");
-      ordered.push_back(it->second);
+      KILN_CHECK(it != named.end() || s.optional, ErrorCode::kInvalidArgument, label(), ": input '", s.name,
+                 "' (", describe(s), ") is missing");
+      ordered.push_back(it != named.end() ? it->second : Tensor());  // an optional input left out is empty
     }
     return ordered;
   }

@@ -78,7 +78,7 @@ Value* Graph::add_input(const std::string& input_name, std::optional<TensorInfo>
 Value* Graph::add_initializer(const std::string& init_name, Tensor data) {
   KILN_CHECK(data.defined(), ErrorCode::kInvalidArgument, "initializer '", init_name, "' has no data");
   Value* v = new_value(init_name);
-  v->info = TensorInfo{data.dtype(), data.shape()};
+  v->info = ops::info_of(data);
   v->constant = data.contiguous();
   return v;
 }
@@ -216,7 +216,7 @@ void Graph::make_constant(Value* value, Tensor data) {
              "' has no producer");
   value->producer = nullptr;
   value->producer_output = 0;
-  value->info = TensorInfo{data.dtype(), data.shape()};
+  value->info = ops::info_of(data);
   value->constant = data.contiguous();
 }
 

@@ -111,12 +111,21 @@ KILN_REGISTER_OP(BitCast)
 
 KILN_REGISTER_OP(Identity)
     .takes_storage_types()
-    .doc("A copy of the input.")
+    .takes_sequences()
+    .doc("A copy of the input (a tensor, a sequence or an optional value).")
     .input("input")
     .output("output")
     .elementwise()
     .infer(infer_same_as_input)
-    .kernel([](KernelContext& ctx) { ctx.output(0).copy_from(ctx.input(0)); })
+    .kernel([](KernelContext& ctx) {
+      // A sequence or an optional value has no output allocated for it: it is passed on (a
+      // sequence is immutable) or copied.
+      if (!ctx.output(0).defined()) {
+        ctx.output(0) = ctx.input(0).is_sequence() ? ctx.input(0) : ctx.input(0).clone();
+        return;
+      }
+      ctx.output(0).copy_from(ctx.input(0));
+    })
     .gradient(identity_gradient);
 
 }  // namespace

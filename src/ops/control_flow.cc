@@ -20,12 +20,14 @@ std::vector<TensorInfo> infer_after_run(InferContext& ctx) {
 }
 
 std::string describe(const std::optional<TensorInfo>& info) {
-  return info ? std::string(dtype_name(info->dtype)) : std::string("any type");
+  if (!info) return "any type";
+  return info->kind == ValueKind::kSequence ? std::string("a sequence of ") + dtype_name(info->dtype)
+                                            : std::string(dtype_name(info->dtype));
 }
 
 // Both declared and different.
 bool types_differ(const std::optional<TensorInfo>& a, const std::optional<TensorInfo>& b) {
-  return a && b && a->dtype != b->dtype;
+  return a && b && (a->dtype != b->dtype || a->kind != b->kind);
 }
 
 const SubgraphSignature& signature(const std::map<std::string, SubgraphSignature>& subgraphs,
@@ -144,6 +146,28 @@ void check_scan(const Attrs& attrs, const std::vector<std::optional<TensorInfo>>
   check_captured("Scan subgraph 'body'", node_inputs, body, num_captured);
 }
 
+void check_sequence_map(const std::vector<std::optional<TensorInfo>>& node_inputs, size_t num_outputs,
+                        size_t num_captured, const std::map<std::string, SubgraphSignature>& subgraphs) {
+  const size_t own = node_inputs.size() - num_captured;
+  KILN_CHECK(own >= 1, ErrorCode::kInvalidArgument, "SequenceMap needs its input sequence");
+  KILN_CHECK(!node_inputs[0] || node_inputs[0]->kind == ValueKind::kSequence, ErrorCode::kInvalidArgument,
+             "SequenceMap input 0 (input_sequence) is ", describe(node_inputs[0]), ", expected a sequence");
+  const SubgraphSignature& body = signature(subgraphs, "SequenceMap", "body");
+  check_count("SequenceMap subgraph 'body' inputs", body.inputs.size(), own + num_captured,
+              "one per input of the node (an element of each sequence, or the tensor) and " +
+                  std::to_string(num_captured) + " value(s) from outside");
+  check_count("SequenceMap subgraph 'body' outputs", body.outputs.size(), num_outputs,
+              "one per output sequence");
+  for (size_t j = 0; j < own; ++j) {
+    const std::optional<TensorInfo>& given = node_inputs[j];
+    const std::optional<TensorInfo>& taken = body.inputs[j];
+    KILN_CHECK(!given || !taken || given->dtype == taken->dtype, ErrorCode::kInvalidArgument,
+               "SequenceMap subgraph 'body' input ", j, " is ", describe(taken), " but SequenceMap input ", j,
+               " is ", describe(given));
+  }
+  check_captured("SequenceMap subgraph 'body'", node_inputs, body, num_captured);
+}
+
 // ---- running ----
 
 // The value of a one-element bool tensor (If's cond, a Loop's condition).
@@ -210,8 +234,10 @@ std::vector<Tensor> outputs_of(const std::string& sub, const SubgraphRunner& run
 }
 
 void check_carried(const std::string& what, const Tensor& given, const Tensor& before) {
-  KILN_CHECK(given.dtype() == before.dtype(), ErrorCode::kTypeMismatch, what, " is ",
-             dtype_name(given.dtype()), " after an iteration but was ", dtype_name(before.dtype()));
+  if (!given.defined() || !before.defined()) return;  // an optional value, absent before or after
+  KILN_CHECK(given.dtype() == before.dtype() && given.is_sequence() == before.is_sequence(),
+             ErrorCode::kTypeMismatch, what, " is ", describe(info_of(given)), " after an iteration but was ",
+             describe(info_of(before)));
 }
 
 std::vector<Tensor> run_if(const std::vector<Tensor>& inputs, size_t num_captured, size_t num_outputs,
@@ -262,6 +288,42 @@ std::vector<Tensor> run_loop(const std::vector<Tensor>& inputs, size_t num_captu
     const std::string what = "scan output " + std::to_string(k);
     outputs.push_back(scanned[k].empty() ? empty_stack(body.outputs.at(1 + carried + k), 0)
                                          : stack(scanned[k], 0, false, what, limits.max_elements));
+  }
+  return outputs;
+}
+
+// SequenceMap: the body once per element of the input sequence, given the element at that position
+// of every sequence input and the tensor inputs whole; output j is the sequence of the body's
+// output j.
+std::vector<Tensor> run_sequence_map(const std::vector<Tensor>& inputs, size_t num_captured,
+                                     size_t num_outputs,
+                                     const std::map<std::string, SubgraphSignature>& signatures,
+                                     const SubgraphRunner& run, const ControlFlowLimits& limits) {
+  const size_t own = inputs.size() - num_captured;
+  KILN_CHECK(inputs[0].is_sequence(), ErrorCode::kTypeMismatch, "input 0 (input_sequence) is not a sequence");
+  const size_t length = inputs[0].elements().size();
+  for (size_t j = 1; j < own; ++j)
+    KILN_CHECK(!inputs[j].is_sequence() || inputs[j].elements().size() == length, ErrorCode::kShapeMismatch,
+               "input ", j, " is a sequence of ", inputs[j].elements().size(), " tensors, input 0 one of ",
+               length);
+  KILN_CHECK(static_cast<int64_t>(length) <= limits.max_iterations, ErrorCode::kOutOfRange, "would run ",
+             length, " iterations, over max_loop_iterations = ", limits.max_iterations);
+  std::vector<Tensor> body_inputs(inputs);
+  std::vector<std::vector<Tensor>> mapped(num_outputs);
+  for (size_t i = 0; i < length; ++i) {
+    for (size_t j = 0; j < own; ++j)
+      if (inputs[j].is_sequence()) body_inputs[j] = inputs[j].elements()[i];
+    std::vector<Tensor> out = outputs_of("body", run, body_inputs, num_outputs);
+    for (size_t k = 0; k < num_outputs; ++k) mapped[k].push_back(std::move(out[k]));
+  }
+  std::vector<Tensor> outputs;
+  const SubgraphSignature& body = signatures.at("body");
+  for (size_t k = 0; k < num_outputs; ++k) {
+    const std::optional<TensorInfo>& declared = body.outputs.at(k);
+    const DType dtype = !mapped[k].empty() ? mapped[k].front().dtype()
+                        : declared         ? declared->dtype
+                                           : DType::kFloat32;
+    outputs.push_back(Tensor::sequence(dtype, std::move(mapped[k])));
   }
   return outputs;
 }
@@ -346,13 +408,12 @@ const TensorInfo& known(const std::optional<TensorInfo>& info, const std::string
 // One info for two that agree on type and rank: dims that differ become free.
 TensorInfo merged(const TensorInfo& a, const std::optional<TensorInfo>& b, const std::string& what) {
   const TensorInfo& other = known(b, what);
-  KILN_CHECK(a.dtype == other.dtype && a.shape.ndim() == other.shape.ndim(), ErrorCode::kUnsupported, what,
-             " may be ", dtype_name(a.dtype), " ", a.shape, " or ", dtype_name(other.dtype), " ",
-             other.shape);
+  KILN_CHECK(a.dtype == other.dtype && a.kind == other.kind && a.shape.ndim() == other.shape.ndim(),
+             ErrorCode::kUnsupported, what, " may be ", describe_info(a), " or ", describe_info(other));
   std::vector<int64_t> dims = a.shape.dims();
   for (size_t d = 0; d < dims.size(); ++d)
     if (dims[d] != other.shape[static_cast<int>(d)]) dims[d] = Shape::kUnknown;
-  return TensorInfo{a.dtype, Shape(dims)};
+  return TensorInfo{a.dtype, Shape(dims), a.kind, a.optional || other.optional};
 }
 
 // A scan output: the per-step info with the number of steps inserted at `axis`.
@@ -372,6 +433,11 @@ std::optional<TensorInfo> subgraph_input_info(const std::string& op, const Attrs
                                               size_t num_captured, size_t k) {
   const auto node_info = [&](size_t i) { return i < node_inputs.size() ? node_inputs[i] : std::nullopt; };
   if (op == "If") return node_info(k + 1);
+  if (op == "SequenceMap") {
+    // An element of a sequence: its type is the sequence's, its shape known only when it runs.
+    const std::optional<TensorInfo> info = node_info(k);
+    return info && info->kind == ValueKind::kSequence ? std::nullopt : info;
+  }
   if (op == "Loop" && k == 0) return TensorInfo{DType::kInt64, Shape{}};
   if (op == "Loop" && k == 1) return TensorInfo{DType::kBool, Shape{}};
   if (op == "Scan") {
@@ -432,6 +498,13 @@ std::vector<TensorInfo> infer_control_flow(const std::string& op, const Attrs& a
                   Shape::kUnknown, "Loop scan output"));
     return out;
   }
+  if (op == "SequenceMap") {
+    for (size_t k = 0; k < num_outputs; ++k) {
+      const TensorInfo& element = known(entry(body.outputs, k), "SequenceMap output " + std::to_string(k));
+      out.push_back(TensorInfo{element.dtype, Shape{}, ValueKind::kSequence});
+    }
+    return out;
+  }
   if (op == "Scan") {
     const auto scan_inputs = static_cast<size_t>(attrs.get_int("num_scan_inputs"));
     const size_t states = own - scan_inputs;
@@ -457,12 +530,12 @@ std::vector<TensorInfo> infer_control_flow(const std::string& op, const Attrs& a
 }
 
 bool is_control_flow(const std::string& op) {
-  return op == "If" || op == "Loop" || op == "Scan";
+  return op == "If" || op == "Loop" || op == "Scan" || op == "SequenceMap";
 }
 
 std::vector<std::string> subgraph_names(const std::string& op) {
   if (op == "If") return {"then_branch", "else_branch"};
-  if (op == "Loop" || op == "Scan") return {"body"};
+  if (op == "Loop" || op == "Scan" || op == "SequenceMap") return {"body"};
   return {};
 }
 
@@ -482,6 +555,7 @@ void check_subgraphs(const std::string& op, const Attrs& attrs,
   if (op == "If") return check_if(node_inputs, num_outputs, num_captured, subgraphs);
   if (op == "Loop") return check_loop(node_inputs, num_outputs, num_captured, subgraphs);
   if (op == "Scan") return check_scan(attrs, node_inputs, num_outputs, num_captured, subgraphs);
+  if (op == "SequenceMap") return check_sequence_map(node_inputs, num_outputs, num_captured, subgraphs);
   KILN_CHECK(subgraphs.empty(), ErrorCode::kInvalidArgument, op,
              " is not a control-flow op and takes no subgraph");
 }
@@ -495,6 +569,8 @@ std::vector<Tensor> run_control_flow(const std::string& op, const Attrs& attrs,
   if (op == "Loop") return run_loop(inputs, num_captured, num_outputs, signatures, run_subgraph, limits);
   if (op == "Scan")
     return run_scan(attrs, inputs, num_captured, num_outputs, signatures, run_subgraph, limits);
+  if (op == "SequenceMap")
+    return run_sequence_map(inputs, num_captured, num_outputs, signatures, run_subgraph, limits);
   raise(ErrorCode::kInternal, op, " is not a control-flow op");
 }
 
@@ -505,6 +581,7 @@ KILN_REGISTER_OP(If)
     .input("cond")
     .input("captured", Arity::kVariadicOrNone)
     .output("outputs", Arity::kVariadic)
+    .takes_sequences()
     .data_dependent_shape()
     .infer(infer_after_run);
 
@@ -517,6 +594,7 @@ KILN_REGISTER_OP(Loop)
     .input("cond", Arity::kOptional)
     .input("v_initial_and_captured", Arity::kVariadicOrNone)
     .output("v_final_and_scan_outputs", Arity::kVariadic)
+    .takes_sequences()
     .data_dependent_shape()
     .infer(infer_after_run);
 
@@ -532,6 +610,18 @@ KILN_REGISTER_OP(Scan)
     .optional_attr("scan_input_directions", AttrType::kInts, require_directions)
     .optional_attr("scan_output_axes", AttrType::kInts)
     .optional_attr("scan_output_directions", AttrType::kInts, require_directions)
+    .data_dependent_shape()
+    .infer(infer_after_run);
+
+KILN_REGISTER_OP(SequenceMap)
+    .doc(
+        "Runs body once per tensor of input_sequence, given the tensor at that position of every "
+        "sequence input and each tensor input whole; gives one sequence per body output.")
+    .input("input_sequence")
+    .input("additional_inputs_and_captured", Arity::kVariadicOrNone)
+    .output("out_sequence", Arity::kVariadic)
+    .takes_sequences()
+    .takes_storage_types()
     .data_dependent_shape()
     .infer(infer_after_run);
 

@@ -115,6 +115,27 @@ OpSchema& OpSchema::takes_storage_types() {
   return *this;
 }
 
+OpSchema& OpSchema::takes_sequences() {
+  sequences_ = true;
+  return *this;
+}
+
+TensorInfo info_of(const Tensor& value) {
+  if (value.is_sequence()) return TensorInfo{value.dtype(), Shape{}, ValueKind::kSequence};
+  return TensorInfo{value.dtype(), value.shape()};
+}
+
+std::string describe_info(const TensorInfo& info) {
+  const std::string what = info.kind == ValueKind::kSequence
+                               ? std::string("a sequence of ") + dtype_name(info.dtype) + " tensors"
+                               : std::string(dtype_name(info.dtype)) + " " + info.shape.to_string();
+  return info.optional ? "an optional " + what : what;
+}
+
+Tensor allocate_output(const TensorInfo& info) {
+  return info.is_plain() ? Tensor::empty(info.shape, info.dtype) : Tensor();
+}
+
 OpSchema& OpSchema::data_dependent_shape() {
   data_dependent_shape_ = true;
   return *this;
@@ -189,6 +210,11 @@ std::vector<TensorInfo> OpSchema::infer_types(const Attrs& attrs,
     }
     KILN_CHECK(infer_ != nullptr, ErrorCode::kInternal, "no shape inference registered");
     InferContext ctx(*this, attrs, inputs, values, num_outputs);
+    for (int i = 0; i < n && !sequences_; ++i) {
+      if (ctx.has_input(i) && !ctx.input(i).is_plain())
+        raise(ErrorCode::kInvalidArgument, ctx.input_label(i), " is ", describe_info(ctx.input(i)), "; ",
+              name_, " takes tensors");
+    }
     for (int i = 0; i < n && !storage_types_; ++i) {
       if (ctx.has_input(i) && is_storage_type(ctx.dtype(i)))
         raise(ErrorCode::kUnsupported, ctx.input_label(i), " is ", dtype_name(ctx.dtype(i)),
@@ -206,12 +232,12 @@ std::vector<Tensor> OpSchema::run_reference(const Attrs& attrs, const std::vecto
   std::vector<Tensor> contiguous;
   for (const auto& t : inputs) contiguous.push_back(t.defined() ? t.contiguous() : Tensor());
   for (const auto& t : contiguous) {
-    infos.push_back(t.defined() ? std::optional<TensorInfo>(TensorInfo{t.dtype(), t.shape()}) : std::nullopt);
+    infos.push_back(t.defined() ? std::optional<TensorInfo>(info_of(t)) : std::nullopt);
     values.push_back(t.defined() ? &t : nullptr);
   }
   const auto out_infos = infer_types(attrs, infos, values, num_outputs);
   std::vector<Tensor> outputs;
-  for (const auto& info : out_infos) outputs.push_back(Tensor::empty(info.shape, info.dtype));
+  for (const auto& info : out_infos) outputs.push_back(allocate_output(info));
   with_op_context(name_, [&] {
     KILN_CHECK(kernel_ != nullptr, ErrorCode::kUnsupported, "no CPU kernel registered");
     KernelContext ctx{attrs, contiguous, outputs};

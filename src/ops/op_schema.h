@@ -24,11 +24,29 @@ namespace kiln::ops {
 
 class OpSchema;
 
-// What shape inference knows about a value: its dtype and (possibly partial) shape.
+// What flows along an edge: a tensor, or a sequence of tensors (ONNX's sequence type, a Tensor
+// made by Tensor::sequence).
+enum class ValueKind : uint8_t { kTensor, kSequence };
+
+// What shape inference knows about a value: its kind, its dtype and (possibly partial) shape, and
+// whether it may be absent (ONNX's optional type; an absent value is an undefined Tensor).
 struct TensorInfo {
-  DType dtype = DType::kFloat32;
-  Shape shape;
+  DType dtype = DType::kFloat32;  // a sequence's: its elements' type
+  Shape shape;                    // a sequence's: not used (its elements' shapes are its value's)
+  ValueKind kind = ValueKind::kTensor;
+  bool optional = false;
+
+  // A tensor that is always there: what plans are compiled for and most ops take.
+  bool is_plain() const { return kind == ValueKind::kTensor && !optional; }
 };
+
+// What a value at run time is: a tensor's dtype and shape, or a sequence's element type.
+TensorInfo info_of(const Tensor& value);
+// "a sequence of float32 tensors", "an optional float32 (2, 3)", "float32 (2, 3)".
+std::string describe_info(const TensorInfo& info);
+// The output tensor a kernel writes into, allocated for `info`; undefined for a sequence or an
+// optional value, which the kernel makes itself.
+Tensor allocate_output(const TensorInfo& info);
 
 // kVariadic: one or more (ONNX's variadic inputs); kVariadicOrNone: any number, none too (the
 // values a control-flow node's subgraphs read from outside, Loop's loop-carried values).
@@ -163,6 +181,9 @@ class OpSchema {
   // integers): it converts them (Cast, QuantizeLinear, DequantizeLinear) or moves whole elements.
   // Shape inference refuses them for every other op, naming the input.
   OpSchema& takes_storage_types();
+  // Marks an op that takes sequences or optional values (the sequence ops, the optional ops,
+  // Identity, control flow). Shape inference refuses them for every other op, naming the input.
+  OpSchema& takes_sequences();
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return doc_; }
@@ -178,6 +199,7 @@ class OpSchema {
   bool is_shapes_only() const { return shapes_only_; }
   bool is_data_dependent_shape() const { return data_dependent_shape_; }
   bool is_storage_types_taken() const { return storage_types_; }
+  bool is_sequences_taken() const { return sequences_; }
 
   // Checks names, fills defaults, coerces types and runs validators.
   Attrs bind(const AttrMap& given) const;
@@ -210,6 +232,7 @@ class OpSchema {
   bool shapes_only_ = false;
   bool data_dependent_shape_ = false;
   bool storage_types_ = false;
+  bool sequences_ = false;
 };
 
 // The registry is filled by static registrations before main() and only read afterwards.

@@ -18,6 +18,15 @@ void check_ops_known(const graph::Graph& g) {
              " node(s) with ops Kiln does not support: ", unknown);
 }
 
+bool fits_in_plan(const graph::Node& node) {
+  if (!node.subgraphs.empty()) return false;
+  for (const graph::Value* in : node.inputs)
+    if (in != nullptr && in->info && !in->info->is_plain()) return false;
+  for (const graph::Value* out : node.outputs)
+    if (out->info && !out->info->is_plain()) return false;
+  return true;
+}
+
 Attrs bind_node_attrs(const graph::Graph& g, const graph::Node& node) {
   try {
     return node.schema().bind(node.attrs);

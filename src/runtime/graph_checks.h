@@ -18,4 +18,8 @@ void check_ops_known(const graph::Graph& g);
 // names the graph and the node: "graph 'g': Conv 'conv1': ...".
 Attrs bind_node_attrs(const graph::Graph& g, const graph::Node& node);
 
+// Whether a plan can hold the node: it runs no subgraph (control flow runs its subgraphs per
+// call) and every value it reads or gives is a tensor always there (no sequence, no optional).
+bool fits_in_plan(const graph::Node& node);
+
 }  // namespace kiln::runtime

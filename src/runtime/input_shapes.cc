@@ -47,9 +47,28 @@ graph::Graph bind_inputs(const graph::Graph& source, const InputBinding& binding
       input->info =
           ops::TensorInfo{dtype == binding.untyped_dtypes.end() ? DType::kFloat32 : dtype->second, shape};
     }
+    KILN_CHECK(input->info->kind == ops::ValueKind::kTensor, ErrorCode::kTypeMismatch, where, ": input '",
+               name, "': expected ", ops::describe_info(*input->info), ", got a tensor");
     KILN_CHECK(fits(input->info->shape, shape), ErrorCode::kShapeMismatch, where, ": input '", name,
                "': expected ", input->info->shape, ", got ", shape);
     input->info->shape = shape;
+  }
+  for (const auto& [name, info] : binding.non_tensors) {
+    graph::Value* input = find_input(g, name, where);
+    if (input->info) {
+      const bool given_sequence = info.kind == ops::ValueKind::kSequence;
+      KILN_CHECK(given_sequence == (input->info->kind == ops::ValueKind::kSequence), ErrorCode::kTypeMismatch,
+                 where, ": input '", name, "': expected ", ops::describe_info(*input->info), ", got ",
+                 given_sequence ? "a sequence" : "a tensor");
+      KILN_CHECK(!given_sequence || input->info->dtype == info.dtype, ErrorCode::kTypeMismatch, where,
+                 ": input '", name, "': expected ", ops::describe_info(*input->info), ", got ",
+                 ops::describe_info(info));
+      KILN_CHECK(given_sequence || input->info->optional, ErrorCode::kInvalidArgument, where, ": input '",
+                 name, "': expected ", ops::describe_info(*input->info), ", got no value");
+      input->info->optional |= info.optional;
+    } else {
+      input->info = info;
+    }
   }
   for (const auto& [name, value] : binding.values) {
     graph::Value* input = find_input(g, name, where);
@@ -89,6 +108,18 @@ void narrow_input_shapes(graph::Graph& g, const std::map<std::string, Shape>& sh
     KILN_CHECK(fits(input->info->shape, shape), ErrorCode::kShapeMismatch, where, ": input '", name,
                "': expected ", input->info->shape, ", got ", shape, " (from ", option, ")");
     input->info->shape = shape;
+  }
+}
+
+void bind_given(InputBinding& binding, const std::string& name, const Tensor& value, bool with_dtype) {
+  if (!value.defined()) {
+    binding.non_tensors.emplace(name,
+                                ops::TensorInfo{DType::kFloat32, Shape{}, ops::ValueKind::kTensor, true});
+  } else if (value.is_sequence()) {
+    binding.non_tensors.emplace(name, ops::info_of(value));
+  } else {
+    binding.shapes.emplace(name, value.shape());
+    if (with_dtype) binding.untyped_dtypes.emplace(name, value.dtype());
   }
 }
 

@@ -119,6 +119,9 @@ struct InputBinding {
   // reads a copy of each as a constant (the input stays, unread), so the shapes they decide are
   // folded and known. A plan compiled so is right only for these values.
   std::map<std::string, Tensor> values;
+  // Inputs given a sequence, or no value (an optional input left absent): they take this info,
+  // and nothing of theirs is bound as a shape.
+  std::map<std::string, ops::TensorInfo> non_tensors;
   // Leave the shapes that values computed at run time decide unknown (for a StagedProgram)
   // instead of failing on them; every shape left known is then inferred anew for this binding.
   bool allow_unknown = false;
@@ -127,6 +130,11 @@ struct InputBinding {
 // A copy of `graph` bound as `binding` says, shapes inferred again. Values that depend only on
 // shapes (and constants) are folded, so sizes computed from a free batch dimension become known.
 graph::Graph bind_inputs(const graph::Graph& graph, const InputBinding& binding);
+
+// Adds input `name`, given `value`, to `binding`: its shape (and its element type when
+// `with_dtype`: the input is declared without one), or, for a sequence or an absent value, its
+// info among non_tensors.
+void bind_given(InputBinding& binding, const std::string& name, const Tensor& value, bool with_dtype);
 
 // Narrows the declared shapes of the named inputs (not initializers) to `shapes`, in place: each
 // must be concrete and fit the declaration (same rank, the same size wherever that is known); an

@@ -32,8 +32,9 @@ std::vector<Tensor> PlanProgram::run(const std::vector<Tensor>& inputs) const {
 std::shared_ptr<const Program> make_program(graph::Graph bound, const ProgramOptions& options,
                                             bool sized_by_values, const PlanCompiler& compile_plan) {
   bool all_known = true;
+  for (const graph::Value* v : bound.inputs()) all_known &= !v->info || v->info->is_plain();
   for (const graph::Node* n : bound.nodes()) {
-    all_known &= n->subgraphs.empty();  // control flow is staged: its subgraphs run per call
+    all_known &= fits_in_plan(*n);  // control flow and sequences are staged: they run per call
     for (const graph::Value* out : n->outputs) {
       if (!out->info || !out->info->shape.is_known()) {
         all_known = false;

@@ -65,6 +65,15 @@ std::vector<Tensor> ProgramCache::run(const std::string& key, const CompileFn& c
 }
 
 void append_signature(std::string& key, const Tensor& t, bool with_dtype) {
+  // A sequence's consumers run one by one, whatever it holds: its element type is its signature.
+  if (!t.defined()) {
+    key += "none";
+    return;
+  }
+  if (t.is_sequence()) {
+    key += std::string("seq,") + dtype_name(t.dtype());
+    return;
+  }
   for (int64_t d : t.shape().dims()) key += std::to_string(d) + ',';
   if (with_dtype) key += dtype_name(t.dtype());
 }

@@ -58,7 +58,7 @@ StagedProgram::StagedProgram(Graph bound, const ProgramOptions& options)
     bool inputs_at_hand = true, outputs_known = true;
     for (const Value* in : n->inputs) inputs_at_hand &= in == nullptr || at_hand.count(in) > 0;
     for (const Value* out : n->outputs) outputs_known &= concrete(out);
-    outputs_known &= n->subgraphs.empty();  // control flow runs its subgraphs, never in a plan
+    outputs_known &= fits_in_plan(*n);  // control flow and sequences run node by node, never in a plan
     if (inputs_at_hand && outputs_known) {
       head_nodes.push_back(n);
       for (const Value* out : n->outputs) at_hand.insert(out);
@@ -68,9 +68,6 @@ StagedProgram::StagedProgram(Graph bound, const ProgramOptions& options)
       tail_nodes.push_back(n);
     }
   }
-  KILN_CHECK(!decided_nodes.empty(), ErrorCode::kInternal, label_,
-             ": a staged program with no node whose sizes its inputs decide");
-
   // Which values of the head the decided nodes, the tail or the graph outputs read.
   std::unordered_map<const Value*, Source> source;
   for (size_t i = 0; i < bound.inputs().size(); ++i) {
@@ -107,7 +104,14 @@ StagedProgram::StagedProgram(Graph bound, const ProgramOptions& options)
     Graph head;
     head.name = bound.name;
     std::unordered_map<const Value*, Value*> in_head;
-    for (const Value* v : bound.inputs()) in_head[v] = head.add_input(v->name, v->info);
+    // The plan takes the inputs that are tensors; a sequence or optional input is read only by
+    // nodes that run one by one.
+    for (size_t i = 0; i < bound.inputs().size(); ++i) {
+      const Value* v = bound.inputs()[i];
+      if (v->info && !v->info->is_plain()) continue;
+      in_head[v] = head.add_input(v->name, v->info);
+      head_feed_.push_back(i);
+    }
     for (const Value* v : bound.initializers())
       if (!in_head.count(v)) in_head[v] = head.add_initializer(v->name, v->constant);
     for (const Node* n : head_nodes) {
@@ -200,8 +204,7 @@ std::vector<Tensor> StagedProgram::run_decided(const DecidedNode& node, const Ru
   std::vector<const Tensor*> known_values;
   for (const auto& s : node.inputs) inputs.push_back(s ? find(*s, values).contiguous() : Tensor());
   for (const Tensor& t : inputs) {
-    infos.push_back(t.defined() ? std::optional<ops::TensorInfo>(ops::TensorInfo{t.dtype(), t.shape()})
-                                : std::nullopt);
+    infos.push_back(t.defined() ? std::optional<ops::TensorInfo>(ops::info_of(t)) : std::nullopt);
     known_values.push_back(t.defined() ? &t : nullptr);
   }
   try {
@@ -211,9 +214,10 @@ std::vector<Tensor> StagedProgram::run_decided(const DecidedNode& node, const Ru
     std::vector<Tensor> outputs;
     for (int i = 0; i < node.num_outputs; ++i) {
       const ops::TensorInfo& info = out_infos[static_cast<size_t>(i)];
-      check_dynamic_size(label_ + ": " + node.label, "output " + std::to_string(i), info.shape,
-                         options_.max_dynamic_elements);
-      outputs.push_back(Tensor::empty(info.shape, info.dtype));
+      if (info.is_plain())
+        check_dynamic_size(label_ + ": " + node.label, "output " + std::to_string(i), info.shape,
+                           options_.max_dynamic_elements);
+      outputs.push_back(ops::allocate_output(info));
     }
     const ops::KernelFn& kernel = node.schema->reference_kernel();
     KILN_CHECK(kernel != nullptr, ErrorCode::kUnsupported, label_, ": ", node.label, ": no CPU kernel");
@@ -239,36 +243,37 @@ std::vector<Tensor> StagedProgram::run_control_flow(const DecidedNode& node,
       ops::run_control_flow(node.schema->name(), node.attrs, inputs, node.num_captured,
                             static_cast<size_t>(node.num_outputs), node.signatures, run_subgraph, limits);
   for (size_t i = 0; i < outputs.size(); ++i)
-    check_dynamic_size(label_ + ": " + node.label, "output " + std::to_string(i), outputs[i].shape(),
-                       options_.max_dynamic_elements);
+    if (outputs[i].defined() && !outputs[i].is_sequence())
+      check_dynamic_size(label_ + ": " + node.label, "output " + std::to_string(i), outputs[i].shape(),
+                         options_.max_dynamic_elements);
   return outputs;
 }
 
 std::vector<Tensor> StagedProgram::run(const std::vector<Tensor>& inputs) const {
   RunValues values{inputs, {}, {}, {}};
-  if (head_) values.head = head_->run(inputs);
+  if (head_ && head_feed_.size() == inputs.size()) {
+    values.head = head_->run(inputs);
+  } else if (head_) {
+    std::vector<Tensor> feed;
+    for (size_t i : head_feed_) feed.push_back(inputs[i]);
+    values.head = head_->run(feed);
+  }
   values.decided.reserve(decided_.size());
   for (const DecidedNode& node : decided_) values.decided.push_back(run_decided(node, values));
   if (tails_) {
     std::vector<Tensor> feed;
     std::string key;
-    std::map<std::string, Shape> shapes;
-    std::map<std::string, DType> dtypes;
+    InputBinding binding;
     for (size_t i = 0; i < tail_inputs_.size(); ++i) {
       feed.push_back(find(tail_inputs_[i], values));
       if (tail_inputs_[i].from != Source::From::kDecided) continue;
-      const std::string& name = tail_.inputs()[i]->name;
-      shapes.emplace(name, feed.back().shape());
-      dtypes.emplace(name, feed.back().dtype());
+      bind_given(binding, tail_.inputs()[i]->name, feed.back(), /*with_dtype=*/true);
       append_signature(key, feed.back(), /*with_dtype=*/true);
       key += ';';
     }
     values.tail = tails_->run(
         key,
         [&] {
-          InputBinding binding;
-          binding.shapes = std::move(shapes);
-          binding.untyped_dtypes = std::move(dtypes);
           binding.allow_unknown = true;
           Graph bound = bind_inputs(tail_, binding);
           graph::PassManager::for_level(options_.level).run(bound);

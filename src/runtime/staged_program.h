@@ -72,6 +72,7 @@ class StagedProgram final : public Program {
   std::string label_;  // the graph's, for errors
   ProgramOptions options_;
   std::unique_ptr<PlanProgram> head_;  // null when the head computes nothing the rest reads
+  std::vector<size_t> head_feed_;      // the graph inputs the head takes (the tensors), by position
   std::vector<DecidedNode> decided_;
   graph::Graph tail_;                    // its inputs' shapes bound per run (empty: no tail)
   std::vector<Source> tail_inputs_;      // per tail graph input (kDecided ones are sized per run)

@@ -14,9 +14,10 @@ SubgraphProgram::SubgraphProgram(const graph::Graph& subgraph, const ProgramOpti
       programs_(options.max_cached_plans) {
   // A body's declared input shapes are often those of the first iteration only; each call's own
   // shapes are what the program is bound to. Element types stay checked.
+  // A sequence or optional input keeps its declaration: it says what the value may be.
   for (graph::Value* v : graph_.inputs()) {
-    declared_dtypes_.push_back(v->info ? std::optional<DType>(v->info->dtype) : std::nullopt);
-    if (!v->is_constant()) v->info.reset();
+    declared_.push_back(v->info);
+    if (!v->is_constant() && v->info && v->info->is_plain()) v->info.reset();
   }
 }
 
@@ -27,21 +28,19 @@ std::vector<Tensor> SubgraphProgram::run(const std::vector<Tensor>& inputs) cons
   std::string key;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Tensor& t = inputs[k];
-    KILN_CHECK(t.defined(), ErrorCode::kInvalidArgument, where_, ": input '", declared[k]->name,
-               "' is not given a value");
-    KILN_CHECK(!declared_dtypes_[k] || *declared_dtypes_[k] == t.dtype(), ErrorCode::kTypeMismatch, where_,
-               ": input '", declared[k]->name, "': expected ", dtype_name(*declared_dtypes_[k]), ", got ",
-               dtype_name(t.dtype()), " ", t.shape());
+    const std::optional<ops::TensorInfo>& expected = declared_[k];
+    KILN_CHECK(t.defined() || (expected && expected->optional), ErrorCode::kInvalidArgument, where_,
+               ": input '", declared[k]->name, "' is not given a value");
+    KILN_CHECK(!t.defined() || !expected || expected->dtype == t.dtype(), ErrorCode::kTypeMismatch, where_,
+               ": input '", declared[k]->name, "': expected ", ops::describe_info(*expected), ", got ",
+               ops::describe_info(ops::info_of(t)));
     append_signature(key, t, /*with_dtype=*/true);
     key += ';';
   }
   const auto compile = [&]() -> std::shared_ptr<const Program> {
     InputBinding binding;
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      if (declared[k]->is_constant()) continue;
-      binding.shapes.emplace(declared[k]->name, inputs[k].shape());
-      binding.untyped_dtypes.emplace(declared[k]->name, inputs[k].dtype());
-    }
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (!declared[k]->is_constant()) bind_given(binding, declared[k]->name, inputs[k], /*with_dtype=*/true);
     binding.allow_unknown = true;
     graph::Graph bound = bind_inputs(graph_, binding);
     graph::PassManager::for_level(options_.level).run(bound);

@@ -32,7 +32,7 @@ class SubgraphProgram {
 
  private:
   graph::Graph graph_;  // the subgraph, its inputs' declared shapes dropped: each call binds its own
-  std::vector<std::optional<DType>> declared_dtypes_;  // per input
+  std::vector<std::optional<ops::TensorInfo>> declared_;  // per input, as the subgraph declares it
   ProgramOptions options_;
   std::string where_;
   mutable ProgramCache programs_;

@@ -146,10 +146,31 @@ class OpGrouper {
 };
 
 // Where the expected and actual tensors first differ, or nothing when they match. `relative_atol`
-// adds that fraction of the largest expected magnitude to the absolute tolerance.
+// adds that fraction of the largest expected magnitude to the absolute tolerance. Sequences match
+// element by element; an absent optional value matches only another.
 std::string compare(const Tensor& expected, const Tensor& actual, const std::string& what,
                     double relative_atol = 0) {
   std::ostringstream msg;
+  if (!expected.defined() || !actual.defined()) {
+    if (expected.defined() == actual.defined()) return {};
+    return what +
+           (actual.defined() ? ": a value, expected none (an empty optional)" : ": no value, expected one");
+  }
+  if (expected.is_sequence() || actual.is_sequence()) {
+    if (!expected.is_sequence() || !actual.is_sequence())
+      return what +
+             (actual.is_sequence() ? ": a sequence, expected a tensor" : ": a tensor, expected a sequence");
+    const std::vector<Tensor>& want = expected.elements();
+    const std::vector<Tensor>& got = actual.elements();
+    if (want.size() != got.size())
+      return what + ": a sequence of " + std::to_string(got.size()) + " tensors, expected " +
+             std::to_string(want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      std::string problem = compare(want[i], got[i], what + " element " + std::to_string(i), relative_atol);
+      if (!problem.empty()) return problem;
+    }
+    return {};
+  }
   if (actual.dtype() != expected.dtype()) {
     msg << what << ": dtype " << actual.dtype() << ", expected " << expected.dtype();
     return msg.str();
@@ -208,13 +229,59 @@ std::string compare(const Tensor& expected, const Tensor& actual, const std::str
   return msg.str();
 }
 
-// The tensors <prefix>_0.pb, <prefix>_1.pb, ... of one data set.
-std::vector<Tensor> load_tensors(const fs::path& data_set, const std::string& prefix) {
+// What each value file of a data set holds, as the model declares its inputs (those that are not
+// initializers) or outputs: a tensor, a sequence or an optional value, and the element type.
+struct ValueFile {
+  kiln::onnx::ValueFile kind = kiln::onnx::ValueFile::kTensor;
+  DType element_dtype = DType::kFloat32;
+};
+
+ValueFile value_file(const ::onnx::TypeProto& type) {
+  ValueFile file;
+  const ::onnx::TypeProto* t = &type;
+  if (t->has_optional_type()) {
+    file.kind = kiln::onnx::ValueFile::kOptional;
+    t = &t->optional_type().elem_type();
+  }
+  if (t->has_sequence_type()) {
+    if (file.kind == kiln::onnx::ValueFile::kTensor) file.kind = kiln::onnx::ValueFile::kSequence;
+    t = &t->sequence_type().elem_type();
+  }
+  try {
+    if (t->has_tensor_type()) file.element_dtype = kiln::dtype_from_onnx(t->tensor_type().elem_type());
+  } catch (const kiln::Error&) {
+    // A type Kiln lacks: importing the model says so.
+  }
+  return file;
+}
+
+struct DeclaredFiles {
+  std::vector<ValueFile> inputs, outputs;
+};
+
+DeclaredFiles declared_files(const fs::path& model_path) {
+  ::onnx::ModelProto model;
+  std::ifstream in(model_path, std::ios::binary);
+  KILN_CHECK(in.good() && model.ParseFromIstream(&in), ErrorCode::kIo, "cannot read '", model_path.string(),
+             "'");
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  DeclaredFiles files;
+  for (const auto& input : model.graph().input())
+    if (!initializers.count(input.name())) files.inputs.push_back(value_file(input.type()));
+  for (const auto& output : model.graph().output()) files.outputs.push_back(value_file(output.type()));
+  return files;
+}
+
+// The values <prefix>_0.pb, <prefix>_1.pb, ... of one data set, read as `declared` says.
+std::vector<Tensor> load_tensors(const fs::path& data_set, const std::string& prefix,
+                                 const std::vector<ValueFile>& declared) {
   std::vector<Tensor> tensors;
-  for (int j = 0;; ++j) {
+  for (size_t j = 0;; ++j) {
     const fs::path file = data_set / (prefix + "_" + std::to_string(j) + ".pb");
     if (!fs::exists(file)) break;
-    tensors.push_back(kiln::onnx::load_tensor_pb(file.string()));
+    const ValueFile kind = j < declared.size() ? declared[j] : ValueFile{};
+    tensors.push_back(kiln::onnx::load_value_pb(file.string(), kind.kind, kind.element_dtype));
   }
   return tensors;
 }
@@ -277,7 +344,8 @@ bool bind_shape_deciding_inputs(Graph& graph, const std::map<std::string, Tensor
 // has such files); their bits are bfloat16's, so a uint16 tensor where bfloat16 is declared or
 // produced is read as bfloat16.
 Tensor as_bfloat16_if_declared(const Tensor& t, DType declared) {
-  if (declared != DType::kBFloat16 || t.dtype() != DType::kUInt16) return t;
+  if (!t.defined() || t.is_sequence() || declared != DType::kBFloat16 || t.dtype() != DType::kUInt16)
+    return t;
   return Tensor(t.storage(), t.shape(), DType::kBFloat16, t.strides(), t.offset());
 }
 
@@ -291,9 +359,9 @@ double spectral_atol(const Graph& g) {
 }
 
 // Where the outputs first differ from the data set's expected ones, or nothing when they match.
-std::string compare_outputs(const Graph& imported, const fs::path& data_set,
+std::string compare_outputs(const Graph& imported, const DeclaredFiles& files, const fs::path& data_set,
                             const std::vector<Tensor>& outputs) {
-  const std::vector<Tensor> expected = load_tensors(data_set, "output");
+  const std::vector<Tensor> expected = load_tensors(data_set, "output", files.outputs);
   if (outputs.size() != expected.size()) {
     return data_set.filename().string() + ": " + std::to_string(outputs.size()) + " outputs, expected " +
            std::to_string(expected.size());
@@ -309,8 +377,9 @@ std::string compare_outputs(const Graph& imported, const fs::path& data_set,
 }
 
 // The inputs of one data set, checked against the graph's inputs.
-std::vector<Tensor> data_set_inputs(const Graph& imported, const fs::path& data_set) {
-  std::vector<Tensor> inputs = load_tensors(data_set, "input");
+std::vector<Tensor> data_set_inputs(const Graph& imported, const DeclaredFiles& files,
+                                    const fs::path& data_set) {
+  std::vector<Tensor> inputs = load_tensors(data_set, "input", files.inputs);
   std::vector<const Value*> fed;
   for (const Value* v : imported.inputs())
     if (!v->is_constant()) fed.push_back(v);
@@ -323,9 +392,9 @@ std::vector<Tensor> data_set_inputs(const Graph& imported, const fs::path& data_
 
 // Binds one data set's input shapes and shape-deciding values, compiles with the reference
 // kernels, runs and compares; the first problem is returned.
-std::string run_data_set_bound(const Graph& imported, const fs::path& data_set, Status& stage_status,
-                               bool& bound_shape_values) {
-  const std::vector<Tensor> inputs = data_set_inputs(imported, data_set);
+std::string run_data_set_bound(const Graph& imported, const DeclaredFiles& files, const fs::path& data_set,
+                               Status& stage_status, bool& bound_shape_values) {
+  const std::vector<Tensor> inputs = data_set_inputs(imported, files, data_set);
   std::map<std::string, Tensor> by_name;
   for (size_t j = 0; j < inputs.size(); ++j) by_name[imported.inputs()[j]->name] = inputs[j];
   // Only binding and compiling may still say kUnsupported (a kernel for a dtype Kiln lacks);
@@ -342,7 +411,7 @@ std::string run_data_set_bound(const Graph& imported, const fs::path& data_set, 
   const Graph bound = kiln::runtime::bind_input_shapes(graph, shapes);
   kiln::runtime::Executor executor(kiln::runtime::compile(bound));
   stage_status = Status::kFail;
-  return compare_outputs(imported, data_set, executor.run(feed));
+  return compare_outputs(imported, files, data_set, executor.run(feed));
 }
 
 // The outcome of `body` over every data set: the first problem, or a kiln::Error(kUnsupported)
@@ -370,10 +439,12 @@ Outcome run_test(const fs::path& test_dir) {
   Outcome outcome;
   Graph graph;
   std::vector<fs::path> sets;
+  DeclaredFiles files;
   // Importing may say kUnsupported (an op or a dtype Kiln lacks).
   try {
     graph = kiln::onnx::import_model((test_dir / "model.onnx").string());
     sets = data_sets(test_dir);
+    files = declared_files(test_dir / "model.onnx");
   } catch (const kiln::Error& e) {
     const Status status = e.code() == ErrorCode::kUnsupported ? Status::kUnsupported : Status::kFail;
     const std::string reason = std::string(kiln::error_code_name(e.code())) + ": " + e.what();
@@ -387,11 +458,12 @@ Outcome run_test(const fs::path& test_dir) {
   std::optional<kiln::Predictor> predictor;
   std::tie(outcome.status, outcome.reason) = over_data_sets(sets, [&](const fs::path& data_set, Status&) {
     if (!predictor) predictor.emplace(graph.clone());
-    return compare_outputs(graph, data_set, predictor->predict(data_set_inputs(graph, data_set)));
+    return compare_outputs(graph, files, data_set,
+                           predictor->predict(data_set_inputs(graph, files, data_set)));
   });
   std::tie(outcome.bound_status, outcome.bound_reason) =
       over_data_sets(sets, [&](const fs::path& data_set, Status& stage) {
-        return run_data_set_bound(graph, data_set, stage, outcome.bound_shape_values);
+        return run_data_set_bound(graph, files, data_set, stage, outcome.bound_shape_values);
       });
   return outcome;
 }

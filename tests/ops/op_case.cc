@@ -16,8 +16,14 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// An array, or a sequence of arrays ({"sequence": [entries], "dtype": ...}).
 Tensor load_entry(const fs::path& folder, const json& entry) {
   const DType dtype = dtype_from_name(entry.at("dtype").get<std::string>());
+  if (entry.contains("sequence")) {
+    std::vector<Tensor> elements;
+    for (const json& element : entry.at("sequence")) elements.push_back(load_entry(folder, element));
+    return Tensor::sequence(dtype, std::move(elements));
+  }
   return npy::load_as((folder / entry.at("file").get<std::string>()).string(), dtype);
 }
 
@@ -37,6 +43,22 @@ AttrValue attr_from_json(const fs::path& folder, const json& entry) {
 
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
   std::ostringstream os;
+  if (!actual.defined()) return "no value, expected one";
+  if (actual.is_sequence() || expected.is_sequence()) {
+    if (actual.is_sequence() != expected.is_sequence())
+      return actual.is_sequence() ? "a sequence, expected a tensor" : "a tensor, expected a sequence";
+    if (actual.dtype() != expected.dtype())
+      return std::string("a sequence of ") + dtype_name(actual.dtype()) + ", expected one of " +
+             dtype_name(expected.dtype());
+    const auto& got = actual.elements();
+    const auto& want = expected.elements();
+    if (got.size() != want.size())
+      return std::to_string(got.size()) + " tensors, expected " + std::to_string(want.size());
+    for (size_t k = 0; k < got.size(); ++k)
+      if (std::string diff = compare_tensors(got[k], want[k], rtol, atol); !diff.empty())
+        return "element " + std::to_string(k) + ": " + diff;
+    return {};
+  }
   if (actual.shape() != expected.shape()) {
     os << "shape " << actual.shape() << ", expected " << expected.shape();
     return os.str();

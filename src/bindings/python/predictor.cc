@@ -1,5 +1,7 @@
 // kiln.Predictor: the C++ Predictor for inference from Python. Inputs are NDArrays or numpy arrays
-// (viewed without copying for the call); outputs are NDArrays owning the result tensors.
+// (viewed without copying for the call), a list of them for a sequence input, None for an optional
+// input left empty; outputs are NDArrays owning the result tensors, a list of them for a sequence,
+// None for an empty optional.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -13,7 +15,20 @@ namespace {
 
 // A view of a numpy array or an NDArray's values. A numpy array stays referenced while the view
 // lives (an output may alias an input).
-Tensor input_tensor(const py::handle& value, const std::string& name) {
+Tensor input_tensor(const py::handle& value, const std::string& name, const TensorSpec* spec) {
+  if (value.is_none()) return Tensor();  // an optional input left empty; the Predictor checks it may be
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    std::vector<Tensor> elements;
+    size_t i = 0;
+    for (const py::handle element : value) {
+      Tensor t = input_tensor(element, name + "[" + std::to_string(i++) + "]", nullptr);
+      KILN_CHECK(t.defined() && !t.is_sequence(), ErrorCode::kInvalidArgument, "Predictor.predict: input '",
+                 name, "': a sequence holds arrays, not None or lists");
+      elements.push_back(std::move(t));
+    }
+    const DType dtype = !elements.empty() ? elements.front().dtype() : spec ? spec->dtype : DType::kFloat32;
+    return Tensor::sequence(dtype, std::move(elements));
+  }
   if (py::isinstance<NDArray>(value)) {
     const NDArray a = value.cast<NDArray>();
     py::gil_scoped_release release;
@@ -37,9 +52,19 @@ Tensor input_tensor(const py::handle& value, const std::string& name) {
   return Tensor(std::move(storage), Shape(std::move(dims)), dtype);
 }
 
-std::vector<NDArray> to_ndarrays(std::vector<Tensor> tensors) {
-  std::vector<NDArray> out;
-  for (auto& t : tensors) out.emplace_back(std::move(t));
+// The outputs as Python values: an NDArray per tensor, a list of them per sequence, None for an
+// empty optional.
+py::object to_python(const Tensor& t) {
+  if (!t.defined()) return py::none();
+  if (!t.is_sequence()) return py::cast(NDArray(t));
+  py::list elements;
+  for (const Tensor& e : t.elements()) elements.append(py::cast(NDArray(e)));
+  return elements;
+}
+
+py::list to_python(std::vector<Tensor> tensors) {
+  py::list out;
+  for (const Tensor& t : tensors) out.append(to_python(t));
   return out;
 }
 
@@ -47,7 +72,9 @@ py::dict spec_dict(const TensorSpec& spec) {
   py::dict d;
   d["name"] = spec.name;
   d["dtype"] = numpy_type(spec.dtype);
-  d["shape"] = spec.known ? py::object(shape_to_py(spec.shape)) : py::object(py::none());
+  d["shape"] = spec.known && !spec.sequence ? py::object(shape_to_py(spec.shape)) : py::object(py::none());
+  d["sequence"] = spec.sequence;
+  d["optional"] = spec.optional;
   return d;
 }
 
@@ -107,20 +134,26 @@ void bind_predictor(py::module_& m) {
               const py::dict by_name =
                   py::isinstance<py::dict>(inputs) ? inputs.cast<py::dict>() : py::dict(named);
               std::map<std::string, Tensor> tensors;
-              for (const auto& [k, v] : by_name)
-                tensors[k.cast<std::string>()] = input_tensor(v, k.cast<std::string>());
+              for (const auto& [k, v] : by_name) {
+                const std::string name = k.cast<std::string>();
+                const TensorSpec* spec = nullptr;
+                for (const TensorSpec& s : p.inputs())
+                  if (s.name == name) spec = &s;
+                tensors[name] = input_tensor(v, name, spec);
+              }
               std::vector<Tensor> out;
               {
                 py::gil_scoped_release release;
                 out = p.predict(tensors);
               }
-              return py::cast(to_ndarrays(std::move(out)));
+              return to_python(std::move(out));
             }
             std::vector<Tensor> tensors;
             const auto names = p.input_names();
             size_t i = 0;
             for (const py::handle v : inputs) {
-              tensors.push_back(input_tensor(v, i < names.size() ? names[i] : std::to_string(i)));
+              tensors.push_back(input_tensor(v, i < names.size() ? names[i] : std::to_string(i),
+                                             i < names.size() ? &p.inputs()[i] : nullptr));
               ++i;
             }
             std::vector<Tensor> out;
@@ -128,7 +161,7 @@ void bind_predictor(py::module_& m) {
               py::gil_scoped_release release;
               out = p.predict(tensors);
             }
-            return py::cast(to_ndarrays(std::move(out)));
+            return to_python(std::move(out));
           },
           py::arg("inputs") = py::none());
 }

@@ -73,13 +73,22 @@ void write_attribute(::onnx::AttributeProto* proto, const std::string& name, con
       value.variant());
 }
 
-// A tensor type; a free dimension gets `free_dim_name(axis)`, or stays unnamed when that is empty.
+// A tensor type, or a sequence of such tensors, either perhaps optional; a free dimension gets
+// `free_dim_name(axis)`, or stays unnamed when that is empty.
+void write_type_proto(::onnx::TypeProto* type, DType dtype, ops::ValueKind kind, bool optional) {
+  if (optional) type = type->mutable_optional_type()->mutable_elem_type();
+  if (kind == ops::ValueKind::kSequence) type = type->mutable_sequence_type()->mutable_elem_type();
+  type->mutable_tensor_type()->set_elem_type(dtype_to_onnx(dtype));
+}
+
 template <class NameFn>
 void write_type(::onnx::ValueInfoProto* proto, DType dtype, const std::optional<Shape>& shape,
-                NameFn free_dim_name) {
-  auto* tensor = proto->mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(dtype_to_onnx(dtype));
-  if (!shape) return;
+                NameFn free_dim_name, ops::ValueKind kind = ops::ValueKind::kTensor, bool optional = false) {
+  write_type_proto(proto->mutable_type(), dtype, kind, optional);
+  if (!shape || kind == ops::ValueKind::kSequence) return;
+  ::onnx::TypeProto* type =
+      optional ? proto->mutable_type()->mutable_optional_type()->mutable_elem_type() : proto->mutable_type();
+  auto* tensor = type->mutable_tensor_type();
   auto* dims = tensor->mutable_shape();
   for (int axis = 0; axis < shape->ndim(); ++axis) {
     auto* dim = dims->add_dim();
@@ -228,8 +237,11 @@ class Exporter {
         return axis == 0 && one_batch ? std::string("N") : v->name + "_dim" + std::to_string(axis);
       };
       // An input no declaration or inference typed is taken as float32, MXNet's default.
-      write_type(input, v->info ? v->info->dtype : DType::kFloat32,
-                 v->info ? std::optional<Shape>(v->info->shape) : std::nullopt, free_dim);
+      if (v->info) {
+        write_type(input, v->info->dtype, v->info->shape, free_dim, v->info->kind, v->info->optional);
+      } else {
+        write_type(input, DType::kFloat32, std::nullopt, free_dim);
+      }
     }
     std::set<const graph::Value*> outputs(graph_.outputs().begin(), graph_.outputs().end());
     std::set<const graph::Value*> written_constants;
@@ -259,7 +271,7 @@ class Exporter {
       auto* output = g->add_output();
       output->set_name(v->name);
       if (v->info) {
-        write_type(output, v->info->dtype, v->info->shape, no_name);
+        write_type(output, v->info->dtype, v->info->shape, no_name, v->info->kind, v->info->optional);
       } else {
         const DType dtype =
             v->producer != nullptr ? untyped_output_dtype(*v->producer, v->producer_output) : DType::kFloat32;
@@ -271,7 +283,7 @@ class Exporter {
         if (v == nullptr || !v->info || outputs.count(v)) continue;
         auto* info = g->add_value_info();
         info->set_name(v->name);
-        write_type(info, v->info->dtype, v->info->shape, no_name);
+        write_type(info, v->info->dtype, v->info->shape, no_name, v->info->kind, v->info->optional);
       }
     }
   }
@@ -286,7 +298,23 @@ class Exporter {
     if (const std::string domain = onnx_domain_of(node.op); !domain.empty()) proto->set_domain(domain);
     for (size_t i = 0; i < own; ++i) proto->add_input(node.inputs[i] != nullptr ? node.inputs[i]->name : "");
     for (const graph::Value* out : node.outputs) proto->add_output(out != nullptr ? out->name : "");
-    for (const auto& [name, value] : node.attrs) write_attribute(proto->add_attribute(), name, value);
+    for (const auto& [name, value] : node.attrs) {
+      if (node.op == "Optional" && (name == "element_dtype" || name == "element_is_sequence")) continue;
+      write_attribute(proto->add_attribute(), name, value);
+    }
+    if (node.op == "Optional" && node.attrs.count("element_dtype")) {
+      // ONNX's Optional says the type of an empty one as a TypeProto.
+      auto* a = proto->add_attribute();
+      a->set_name("type");
+      a->set_type(::onnx::AttributeProto::TYPE_PROTO);
+      const auto kind = node.attrs.count("element_is_sequence") &&
+                                std::get<int64_t>(node.attrs.at("element_is_sequence").variant()) != 0
+                            ? ops::ValueKind::kSequence
+                            : ops::ValueKind::kTensor;
+      write_type_proto(a->mutable_tp(),
+                       dtype_from_onnx(std::get<int64_t>(node.attrs.at("element_dtype").variant())), kind,
+                       false);
+    }
     std::vector<std::string> captured_names;
     for (size_t i = own; i < node.inputs.size(); ++i) captured_names.push_back(node.inputs[i]->name);
     if (source == nullptr) return;

@@ -27,22 +27,44 @@ std::string domain_label(const std::string& domain) {
   return domain.empty() ? "ai.onnx" : domain;
 }
 
-// The element type and shape a graph input or value_info declares; nullopt when the type or the
-// rank is not given. A symbolic or missing dimension is a free dimension. A sequence, map,
-// optional or sparse value cannot be held in a Kiln Tensor: kUnsupported.
-std::optional<TensorInfo> declared_info(const ::onnx::ValueInfoProto& value, const std::string& where) {
-  KILN_CHECK(value.type().value_case() == ::onnx::TypeProto::VALUE_NOT_SET || value.type().has_tensor_type(),
-             ErrorCode::kUnsupported, where,
-             ": only tensors are supported, not sequences, maps, optionals or sparse tensors");
-  if (!value.type().has_tensor_type()) return std::nullopt;
-  const auto& tensor = value.type().tensor_type();
-  if (tensor.elem_type() == ::onnx::TensorProto::UNDEFINED || !tensor.has_shape()) return std::nullopt;
-  DType dtype;
+DType declared_dtype(int32_t elem_type, const std::string& where) {
   try {
-    dtype = dtype_from_onnx(tensor.elem_type());
+    return dtype_from_onnx(elem_type);
   } catch (const Error& e) {
     raise(ErrorCode::kUnsupported, where, ": ", e.what());
   }
+}
+
+// What a type declares: a tensor's element type and shape, a sequence of tensors' element type,
+// or either of those as an optional value; nullopt when the element type (or a tensor's rank) is
+// not given. A symbolic or missing dimension is a free dimension. Maps, sparse tensors, and
+// sequences or optionals of anything but tensors (and sequences of tensors) are kUnsupported.
+std::optional<TensorInfo> declared_type(const ::onnx::TypeProto& type, const std::string& where) {
+  if (type.has_optional_type()) {
+    const ::onnx::TypeProto& elem = type.optional_type().elem_type();
+    KILN_CHECK(!elem.has_optional_type(), ErrorCode::kUnsupported, where,
+               ": an optional of an optional value is not supported");
+    std::optional<TensorInfo> info = declared_type(elem, where);
+    if (info) info->optional = true;
+    return info;
+  }
+  if (type.has_sequence_type()) {
+    const ::onnx::TypeProto& elem = type.sequence_type().elem_type();
+    KILN_CHECK(elem.value_case() == ::onnx::TypeProto::VALUE_NOT_SET || elem.has_tensor_type(),
+               ErrorCode::kUnsupported, where, ": only sequences of tensors are supported");
+    if (!elem.has_tensor_type() || elem.tensor_type().elem_type() == ::onnx::TensorProto::UNDEFINED)
+      return std::nullopt;
+    return TensorInfo{declared_dtype(elem.tensor_type().elem_type(), where), Shape{},
+                      ops::ValueKind::kSequence};
+  }
+  KILN_CHECK(type.value_case() == ::onnx::TypeProto::VALUE_NOT_SET || type.has_tensor_type(),
+             ErrorCode::kUnsupported, where,
+             ": only tensors, sequences of tensors and optionals of those are supported, not maps or sparse "
+             "tensors");
+  if (!type.has_tensor_type()) return std::nullopt;
+  const auto& tensor = type.tensor_type();
+  if (tensor.elem_type() == ::onnx::TensorProto::UNDEFINED || !tensor.has_shape()) return std::nullopt;
+  const DType dtype = declared_dtype(tensor.elem_type(), where);
   std::vector<int64_t> dims;
   for (const auto& dim : tensor.shape().dim()) {
     if (dim.has_dim_value()) {
@@ -53,6 +75,21 @@ std::optional<TensorInfo> declared_info(const ::onnx::ValueInfoProto& value, con
     }
   }
   return TensorInfo{dtype, Shape(dims)};
+}
+
+std::optional<TensorInfo> declared_info(const ::onnx::ValueInfoProto& value, const std::string& where) {
+  return declared_type(value.type(), where);
+}
+
+// Optional's `type` attribute (a TypeProto) as the attributes Kiln's Optional takes: the element
+// type's ONNX code, and whether the value is a sequence of such tensors.
+void add_optional_type_attrs(const ::onnx::AttributeProto& attr, AttrMap& attrs, const std::string& where) {
+  const std::optional<TensorInfo> info = declared_type(attr.tp(), where + ": attribute 'type'");
+  KILN_CHECK(info.has_value() || attr.tp().has_tensor_type(), ErrorCode::kUnsupported, where,
+             ": attribute 'type' declares no element type");
+  const int32_t elem = info ? dtype_to_onnx(info->dtype) : attr.tp().tensor_type().elem_type();
+  attrs.emplace("element_dtype", int64_t{elem});
+  attrs.emplace("element_is_sequence", int64_t{info && info->kind == ops::ValueKind::kSequence});
 }
 
 AttrValue attribute_value(const ::onnx::AttributeProto& attr, const TensorSource& source) {
@@ -274,12 +311,16 @@ class Importer {
       else
         graph_.add_input(v->name, v->info);
     }
-    for (const auto& info : g.value_info()) {
-      try {
-        if (auto declared = declared_info(info, "value_info '" + info.name() + "'"))
-          hints_[info.name()] = *declared;
-      } catch (const Error&) {
-        // A hint Kiln cannot use costs nothing: inference decides the value's type anyway.
+    // The types value_info and the graph outputs declare: what a value that inference cannot
+    // type before the model runs (an element of a sequence, a subgraph's output) is said to be.
+    for (const auto* infos : {&g.value_info(), &g.output()}) {
+      for (const auto& info : *infos) {
+        try {
+          if (auto declared = declared_info(info, "value_info '" + info.name() + "'"))
+            hints_[info.name()] = *declared;
+        } catch (const Error&) {
+          // A hint Kiln cannot use costs nothing: inference decides the value's type anyway.
+        }
       }
     }
     std::set<std::string> available;
@@ -423,6 +464,10 @@ class Importer {
     ImportedNode imported{node.op_type(), unique_node_name(node), {}, {}, 0};
     for (const auto& attr : node.attribute()) {
       try {
+        if (node.op_type() == "Optional" && attr.type() == ::onnx::AttributeProto::TYPE_PROTO) {
+          add_optional_type_attrs(attr, imported.attrs, node_label(node));
+          continue;
+        }
         imported.attrs.emplace(attr.name(), attribute_value(attr, source));
       } catch (const Error& e) {
         if (e.code() != ErrorCode::kUnsupported)

@@ -12,6 +12,7 @@
 #include "core/caching_allocator.h"
 #include "core/storage_types.h"
 #include "kiln/error.hpp"
+#include "onnx/onnx-data_pb.h"
 
 namespace kiln::onnx {
 namespace {
@@ -239,6 +240,38 @@ Tensor load_tensor_pb(const std::string& path) {
   KILN_CHECK(proto.ParseFromIstream(&in), ErrorCode::kIo, "'", path,
              "' is not a serialized ONNX TensorProto");
   return tensor_from_proto(proto, {folder_of(path), "tensor file '" + path + "'"});
+}
+
+namespace {
+
+Tensor sequence_from_proto(const ::onnx::SequenceProto& proto, DType element_dtype,
+                           const TensorSource& source) {
+  KILN_CHECK(proto.elem_type() == ::onnx::SequenceProto::TENSOR || proto.tensor_values_size() == 0,
+             ErrorCode::kUnsupported, source.where, ": only sequences of tensors are supported");
+  std::vector<Tensor> elements;
+  for (const ::onnx::TensorProto& t : proto.tensor_values()) elements.push_back(tensor_from_proto(t, source));
+  return Tensor::sequence(elements.empty() ? element_dtype : elements.front().dtype(), std::move(elements));
+}
+
+}  // namespace
+
+Tensor load_value_pb(const std::string& path, ValueFile kind, DType element_dtype) {
+  if (kind == ValueFile::kTensor) return load_tensor_pb(path);
+  std::ifstream in(path, std::ios::binary);
+  KILN_CHECK(in.good(), ErrorCode::kNotFound, "cannot open value file '", path, "'");
+  const TensorSource source{folder_of(path), "value file '" + path + "'"};
+  if (kind == ValueFile::kSequence) {
+    ::onnx::SequenceProto proto;
+    KILN_CHECK(proto.ParseFromIstream(&in), ErrorCode::kIo, "'", path,
+               "' is not a serialized ONNX SequenceProto");
+    return sequence_from_proto(proto, element_dtype, source);
+  }
+  ::onnx::OptionalProto proto;
+  KILN_CHECK(proto.ParseFromIstream(&in), ErrorCode::kIo, "'", path,
+             "' is not a serialized ONNX OptionalProto");
+  if (proto.has_tensor_value()) return tensor_from_proto(proto.tensor_value(), source);
+  if (proto.has_sequence_value()) return sequence_from_proto(proto.sequence_value(), element_dtype, source);
+  return Tensor();
 }
 
 void save_tensor_pb(const std::string& path, const Tensor& tensor, const std::string& name) {

@@ -36,6 +36,12 @@ Tensor take_tensor_from_proto(::onnx::TensorProto& proto, const TensorSource& so
 
 // A serialized TensorProto file, as in the ONNX backend test data (input_0.pb, output_0.pb).
 Tensor load_tensor_pb(const std::string& path);
+// What ONNX's test data holds in a file of a value that is not a plain tensor.
+enum class ValueFile { kTensor, kSequence, kOptional };
+// A value file of ONNX's test data: a TensorProto, a SequenceProto of tensors (a Tensor::sequence
+// of `element_dtype`, which an empty one does not say), or an OptionalProto of either (an absent
+// value is an undefined Tensor).
+Tensor load_value_pb(const std::string& path, ValueFile kind, DType element_dtype);
 void save_tensor_pb(const std::string& path, const Tensor& tensor, const std::string& name);
 
 }  // namespace kiln::onnx

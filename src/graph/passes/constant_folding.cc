@@ -48,8 +48,7 @@ std::optional<std::vector<Tensor>> fold_with_reference(const Node& n, const Attr
   std::vector<const Tensor*> values;
   std::vector<Tensor> inputs;
   for (const Value* in : n.inputs) {
-    infos.push_back(in ? std::optional<TensorInfo>(TensorInfo{in->constant.dtype(), in->constant.shape()})
-                       : std::nullopt);
+    infos.push_back(in ? std::optional<TensorInfo>(ops::info_of(in->constant)) : std::nullopt);
     values.push_back(in ? &in->constant : nullptr);
     inputs.push_back(in ? in->constant : Tensor());
   }
@@ -93,6 +92,9 @@ std::optional<std::vector<Tensor>> try_fold(const Graph& graph, const Node& n, s
   }
   for (const Value* in : n.inputs)
     if (in && !is_fixed_constant(graph, in)) return std::nullopt;
+  // Constants are tensors: the ops that make sequences or optional values are left where they
+  // are (Identity of a constant, a tensor, folds).
+  if (n.schema().is_sequences_taken() && n.op != "Identity") return std::nullopt;
   return fold_with_reference(n, attrs, max_bytes);
 }
 

@@ -4,7 +4,8 @@ A case is a folder holding case.json and .npy files:
   {"name": ..., "op": "Add", "source": "onnx" | "numpy",
    "attrs": {"axis": {"type": "int", "value": 1},
              "value": {"type": "tensor", "file": "attr_value.npy", "dtype": "float32"}},
-   "inputs": [{"file": "input_0.npy", "dtype": "float32"} or null for a missing optional input],
+   "inputs": [{"file": "input_0.npy", "dtype": "float32"} or null for a missing optional input,
+              or {"sequence": [entries], "dtype": "float32"} for a sequence of tensors],
    "outputs": [{"file": "output_0.npy", "dtype": "float32"}],
    "rtol": 1e-3, "atol": 1e-7,
    "unsupported": "why Kiln cannot express this case" (optional)}
@@ -55,6 +56,15 @@ _NAMES = {
 KILN_ONNX_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16, *range(17, 27)}
 
 
+class Sequence:
+    """A sequence input or expected output: tensors of one element type, in order (the type is
+    needed when there are none)."""
+
+    def __init__(self, elements, dtype=None):
+        self.elements = [np.asarray(e) for e in elements]
+        self.dtype = np.dtype(dtype) if dtype is not None else self.elements[0].dtype
+
+
 class Unsupported(Exception):
     """The case uses something Kiln has no way to express (a dtype, a sequence input, ...)."""
 
@@ -86,6 +96,14 @@ def save_array(folder: str, stem: str, array) -> dict:
     path = os.path.join(folder, stem + ".npy")
     np.save(path, np.require(data, requirements="C"))  # keeps 0-d arrays 0-d
     return {"file": stem + ".npy", "dtype": name}
+
+
+def save_value(folder: str, stem: str, value) -> dict:
+    """An array, or a Sequence as its elements' entries."""
+    if isinstance(value, Sequence):
+        return {"sequence": [save_array(folder, f"{stem}_{k}", e) for k, e in enumerate(value.elements)],
+                "dtype": dtype_name(np.empty(0, value.dtype))}
+    return save_array(folder, stem, value)
 
 
 def attr_entry(folder: str, key: str, value) -> dict:
@@ -125,9 +143,9 @@ def write_case(root: str, name: str, op: str, inputs, outputs, attrs=None, rtol=
         for key, value in (attrs or {}).items():
             case["attrs"][key] = attr_entry(folder, key, value)
         for i, x in enumerate(inputs):
-            case["inputs"].append(None if x is None else save_array(folder, f"input_{i}", x))
+            case["inputs"].append(None if x is None else save_value(folder, f"input_{i}", x))
         for i, y in enumerate(outputs):
-            case["outputs"].append(None if y is None else save_array(folder, f"output_{i}", y))
+            case["outputs"].append(None if y is None else save_value(folder, f"output_{i}", y))
     except Unsupported as e:
         case["unsupported"] = str(e)
     if num_outputs is not None:
