@@ -44,6 +44,10 @@ enum class DType : uint8_t {
   kUInt4,
   kInt2,
   kUInt2,
+  // Text: each element a std::string (UTF-8), constructed and destroyed with its storage. Kiln
+  // moves, compares and converts strings (Cast, Equal, the string ops, LabelEncoder) and never
+  // holds them in a plan's arena.
+  kString,
 };
 
 // The types Kiln computes in.
@@ -58,13 +62,17 @@ inline constexpr DType kStorageDTypes[] = {DType::kFloat8E4M3FN,   DType::kFloat
                                            DType::kUInt2};
 
 constexpr bool is_storage_type(DType d) {
-  return d >= DType::kFloat8E4M3FN;
+  return d >= DType::kFloat8E4M3FN && d <= DType::kUInt2;
+}
+constexpr bool is_string(DType d) {
+  return d == DType::kString;
 }
 constexpr bool is_storage_float(DType d) {
   return is_storage_type(d) && d <= DType::kFloat4E2M1;
 }
 
-size_t dtype_size(DType dtype);                  // bytes per element in memory (1 for storage types)
+size_t dtype_size(
+    DType dtype);  // bytes per element in memory (1 for storage types, a std::string's for text)
 const char* dtype_name(DType dtype);             // "float32", "bfloat16", "float8_e4m3fn", ...
 DType dtype_from_name(const std::string& name);  // throws kiln::Error for unknown names
 inline std::ostream& operator<<(std::ostream& os, DType d) {
@@ -151,6 +159,10 @@ template <>
 struct DTypeOf<uint64_t> {
   static constexpr DType value = DType::kUInt64;
 };
+template <>
+struct DTypeOf<std::string> {
+  static constexpr DType value = DType::kString;
+};
 template <class T>
 inline constexpr DType dtype_of = DTypeOf<std::remove_cv_t<T>>::value;
 
@@ -166,7 +178,7 @@ struct TypeTag {
 [[noreturn]] void raise_no_arithmetic(DType dtype);
 
 // Calls f(TypeTag<T>{}) with the C++ type of `dtype`; a storage type, which has no C++ type to
-// compute in, throws kiln::Error (kUnsupported) naming it.
+// compute in, and a string throw kiln::Error (kUnsupported) naming it.
 template <class F>
 decltype(auto) dispatch_dtype(DType dtype, F&& f) {
   switch (dtype) {
@@ -199,7 +211,7 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
     default:
       break;
   }
-  if (is_storage_type(dtype)) raise_no_arithmetic(dtype);
+  if (is_storage_type(dtype) || is_string(dtype)) raise_no_arithmetic(dtype);
   raise(ErrorCode::kInternal, "dispatch_dtype: invalid dtype ", static_cast<int>(dtype));
 }
 

@@ -4,10 +4,15 @@ namespace kiln {
 
 size_t dtype_size(DType dtype) {
   if (is_storage_type(dtype)) return 1;
+  if (is_string(dtype)) return sizeof(std::string);
   return dispatch_dtype(dtype, [](auto tag) { return sizeof(typename decltype(tag)::type); });
 }
 
 void raise_no_arithmetic(DType dtype) {
+  if (is_string(dtype))
+    raise(ErrorCode::kUnsupported,
+          "string tensors hold text: Kiln moves, compares and converts them (Cast, Equal, the string ops) "
+          "but does not compute with them");
   raise(ErrorCode::kUnsupported, dtype_name(dtype),
         " is a storage type: Kiln holds, moves and converts it (Cast, QuantizeLinear, DequantizeLinear) but "
         "does not compute in it; cast it to a wider type first");
@@ -62,6 +67,8 @@ const char* dtype_name(DType dtype) {
       return "int2";
     case DType::kUInt2:
       return "uint2";
+    case DType::kString:
+      return "string";
   }
   return "invalid";
 }
@@ -75,7 +82,7 @@ bool any_dtype(F&& f) {
     if (f(d)) return true;
   for (DType d : kStorageDTypes)
     if (f(d)) return true;
-  return false;
+  return f(DType::kString);
 }
 
 }  // namespace
@@ -139,6 +146,8 @@ int dtype_to_onnx(DType dtype) {
       return 25;
     case DType::kInt2:
       return 26;
+    case DType::kString:
+      return 8;
   }
   return 0;
 }

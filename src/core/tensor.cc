@@ -1,6 +1,9 @@
 #include "kiln/tensor.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -22,6 +25,33 @@ Dims row_major_strides(const Shape& shape) {
   }
   return strides;
 }
+// A string tensor's storage: `count` empty std::strings constructed in place, destroyed with it.
+std::shared_ptr<Storage> string_storage(int64_t count, Device device) {
+  KILN_CHECK(device.is_cpu(), ErrorCode::kUnsupported, "string tensors live on the CPU, not on ", device);
+  auto* strings = new std::string[static_cast<size_t>(count)];
+  return Storage::wrap(strings, static_cast<size_t>(count) * sizeof(std::string), device,
+                       [](void* p) { delete[] static_cast<std::string*>(p); });
+}
+
+// dst = src element by element, each side with its own strides (strings are objects: no memcpy).
+void copy_strings(std::string* dst, const Dims& dst_strides, const std::string* src, const Dims& src_strides,
+                  const Shape& shape) {
+  const int rank = shape.ndim();
+  std::vector<int64_t> index(static_cast<size_t>(rank), 0);
+  for (int64_t i = 0, n = shape.numel(); i < n; ++i) {
+    int64_t d = 0, s = 0;
+    for (int a = 0; a < rank; ++a) {
+      d += index[static_cast<size_t>(a)] * dst_strides[static_cast<size_t>(a)];
+      s += index[static_cast<size_t>(a)] * src_strides[static_cast<size_t>(a)];
+    }
+    dst[d] = src[s];
+    for (int a = rank - 1; a >= 0; --a) {
+      if (++index[static_cast<size_t>(a)] < shape[a]) break;
+      index[static_cast<size_t>(a)] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype, Dims strides, int64_t offset)
@@ -40,12 +70,14 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype, Dims 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   KILN_CHECK(shape.is_known(), ErrorCode::kShapeMismatch, "Tensor::empty: shape ", shape,
              " has unknown dimensions");
+  if (is_string(dtype)) return Tensor(string_storage(shape.numel(), device), shape, dtype);
   const size_t nbytes = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
   return Tensor(Storage::allocate(nbytes, device), shape, dtype);
 }
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
   Tensor t = empty(shape, dtype, device);
+  if (is_string(dtype)) return t;                            // empty strings
   if (t.nbytes()) std::memset(t.raw_data(), 0, t.nbytes());  // all-zero bits are 0 in every dtype
   return t;
 }
@@ -197,6 +229,10 @@ void Tensor::copy_from(const Tensor& src) {
   KILN_CHECK(src.device().is_cpu() && device().is_cpu(), ErrorCode::kUnsupported,
              "copy_from: copies between ", src.device(), " and ", device(), " need the CUDA backend");
   if (numel() == 0) return;
+  if (is_string(dtype_)) {
+    copy_strings(data<std::string>(), strides_, src.data<std::string>(), src.strides(), shape_);
+    return;
+  }
   if (is_contiguous() && src.is_contiguous()) {
     std::memcpy(raw_data(), src.raw_data(), nbytes());
     return;
@@ -249,11 +285,67 @@ void narrow_into_storage(const Tensor& src, Tensor& out, const CastOptions& opti
   });
 }
 
+// Text to numbers: each string read as strtod reads a float ("NaN", "INF", "+INF", "-INF" too) or
+// strtoll / strtoull an integer; a string that is not a number is an error naming its element.
+Tensor parse_strings(const Tensor& src, DType to) {
+  const bool integer = is_integral(to) || to == DType::kBool;
+  const bool is_unsigned =
+      to == DType::kUInt8 || to == DType::kUInt16 || to == DType::kUInt32 || to == DType::kUInt64;
+  Tensor values = Tensor::empty(src.shape(), integer && is_unsigned ? DType::kUInt64
+                                             : integer              ? DType::kInt64
+                                                                    : DType::kFloat64);
+  const std::string* s = src.data<std::string>();
+  for (int64_t i = 0; i < src.numel(); ++i) {
+    const char* begin = s[i].c_str();
+    char* end = nullptr;
+    if (!integer) {
+      values.data<double>()[i] = std::strtod(begin, &end);
+    } else if (is_unsigned) {
+      values.data<uint64_t>()[i] = std::strtoull(begin, &end, 10);
+    } else {
+      values.data<int64_t>()[i] = std::strtoll(begin, &end, 10);
+    }
+    KILN_CHECK(end != begin && *end == '\0', ErrorCode::kInvalidArgument, "Cast: element ", i, " '", s[i],
+               "' is not ", integer ? "an integer" : "a number");
+  }
+  return values.cast(to);
+}
+
+// A number as text: a float by its shortest form that reads back the same ("0.039187793"; "NaN",
+// "INF", "-INF"), an integer in decimal, a bool as 1 or 0.
+template <class T>
+std::string format_number(T v) {
+  if constexpr (std::is_floating_point_v<compute_t<T>>) {
+    const compute_t<T> x = static_cast<compute_t<T>>(v);
+    if (std::isnan(x)) return "NaN";
+    if (std::isinf(x)) return x > 0 ? "INF" : "-INF";
+    char text[64];
+    const auto written = std::to_chars(text, text + sizeof(text), x);
+    return std::string(text, written.ptr);
+  } else {
+    return std::to_string(+v);
+  }
+}
+
+Tensor format_numbers(const Tensor& src) {
+  const Tensor values = is_storage_type(src.dtype()) ? widen_storage(src) : src;
+  Tensor out = Tensor::empty(src.shape(), DType::kString);
+  std::string* d = out.data<std::string>();
+  dispatch_dtype(values.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* v = values.data<T>();
+    for (int64_t i = 0; i < values.numel(); ++i) d[i] = format_number(v[i]);
+  });
+  return out;
+}
+
 }  // namespace
 
 Tensor Tensor::cast(DType dtype, const CastOptions& options) const {
   if (dtype == dtype_) return clone();
   const Tensor src = contiguous();
+  if (is_string(dtype_)) return parse_strings(src, dtype);
+  if (is_string(dtype)) return format_numbers(src);
   if (is_storage_type(dtype_) && !is_storage_type(dtype)) return widen_storage(src).cast(dtype);
   Tensor out = empty(shape_, dtype, device());
   if (is_storage_type(dtype)) {
@@ -320,6 +412,14 @@ void print_values(std::ostream& os, const T* data, const Shape& shape, int axis,
 std::string Tensor::to_string(int64_t max_elements) const {
   std::ostringstream os;
   if (!defined()) return "<Tensor undefined>";
+  if (is_string(dtype_)) {
+    const Tensor c = contiguous();
+    os << '[';
+    for (int64_t i = 0; i < std::min(numel(), max_elements); ++i)
+      os << (i ? " '" : "'") << c.data<std::string>()[i] << "'";
+    os << (numel() > max_elements ? " ...]" : "]") << "\n<Tensor " << shape_ << " string>";
+    return os.str();
+  }
   if (is_sequence()) {
     os << "[";
     for (size_t i = 0; i < elements_->size(); ++i)

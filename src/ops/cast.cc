@@ -62,6 +62,7 @@ void identity_gradient(GradientContext& ctx) {
 
 KILN_REGISTER_OP(Cast)
     .takes_storage_types()
+    .takes_strings()
     .doc(
         "Converts to the dtype `to` (an ONNX TensorProto.DataType code). Floats to 16- and 8-bit floats "
         "round to nearest even; to the 8-bit floats, saturate = 1 turns values past the type's range into "
@@ -80,6 +81,7 @@ KILN_REGISTER_OP(Cast)
 
 KILN_REGISTER_OP(CastLike)
     .takes_storage_types()
+    .takes_strings()
     .doc("Converts `input` to the dtype of `target_type`.")
     .input("input")
     .input("target_type")
@@ -111,6 +113,7 @@ KILN_REGISTER_OP(BitCast)
 
 KILN_REGISTER_OP(Identity)
     .takes_storage_types()
+    .takes_strings()
     .takes_sequences()
     .doc("A copy of the input (a tensor, a sequence or an optional value).")
     .input("input")

@@ -89,6 +89,7 @@ void split_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Concat)
+    .moves_strings()
     .takes_storage_types()
     .doc("Joins the inputs along `axis`; all other dimensions must agree. Inputs may be empty.")
     .input("inputs", Arity::kVariadic)
@@ -178,6 +179,7 @@ void split_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Split)
+    .moves_strings()
     .takes_storage_types()
     .doc(
         "Cuts the input along `axis` into parts of the lengths in `split`, or into `num_outputs` "

@@ -19,6 +19,8 @@ KILN_REGISTER_OP(ConstantOfShape)
                      const Tensor& t = std::get<Tensor>(v.variant());
                      KILN_CHECK(t.numel() == 1, ErrorCode::kInvalidArgument, what,
                                 ": expected one element, got shape ", t.shape());
+                     KILN_CHECK(!is_string(t.dtype()), ErrorCode::kUnsupported, what,
+                                ": a string fill value is not supported (the fill copies bytes)");
                    })
     .infer([](InferContext& ctx) {
       require_dtype(ctx, 0, kIndexDTypes);

@@ -351,6 +351,7 @@ KILN_REGISTER_OP(Mean)
     .gradient(mean_gradient);
 
 KILN_REGISTER_OP(Equal)
+    .moves_strings()
     .doc("C = (A == B), a bool tensor, with broadcasting.")
     .input("A")
     .input("B")
@@ -471,6 +472,7 @@ void where_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Where)
+    .moves_strings()
     .takes_storage_types()
     .doc("output = condition ? X : Y, all three broadcast together.")
     .input("condition")

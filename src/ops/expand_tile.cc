@@ -61,6 +61,7 @@ void tile_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Expand)
+    .moves_strings()
     .takes_storage_types()
     .doc(
         "Broadcasts the input against `shape` (numpy rules in both directions: a 1 in `shape` keeps "
@@ -102,6 +103,7 @@ void tile_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(Tile)
+    .moves_strings()
     .takes_storage_types()
     .doc("Repeats the whole input repeats[i] times along axis i.")
     .input("input")

@@ -136,6 +136,7 @@ void gather_elements_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Gather)
+    .moves_strings()
     .takes_storage_types()
     .doc(
         "Takes the entries of `data` along `axis` at `indices`: the output shape is "
@@ -220,6 +221,7 @@ void gather_elements_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(GatherElements)
+    .moves_strings()
     .takes_storage_types()
     .doc(
         "output[i][j][k] = data[i][indices[i][j][k]][k] for axis 1 (likewise for other axes); the "
@@ -491,6 +493,7 @@ void gather_nd_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(GatherND)
+    .moves_strings()
     .takes_storage_types()
     .doc(
         "Gathers the slices of `data` addressed by the index tuples in the last dimension of "

@@ -59,12 +59,15 @@ inline void validate_onnx_dtype(const AttrValue& v, const std::string& what) {
   }
 }
 
-// The same, for ops that compute in the type (EyeLike's `dtype`): storage types are kUnsupported.
+// The same, for ops that compute in the type (EyeLike's `dtype`): storage types and strings are
+// kUnsupported.
 inline void validate_compute_dtype(const AttrValue& v, const std::string& what) {
   validate_onnx_dtype(v, what);
   const DType dtype = dtype_from_onnx(std::get<int64_t>(v.variant()));
-  KILN_CHECK(!is_storage_type(dtype), ErrorCode::kUnsupported, what, ": ", dtype_name(dtype),
-             " is a storage type, which this op does not compute in");
+  KILN_CHECK(!is_storage_type(dtype) && !is_string(dtype), ErrorCode::kUnsupported, what, ": ",
+             dtype_name(dtype),
+             is_string(dtype) ? " holds text, which this op does not compute in"
+                              : " is a storage type, which this op does not compute in");
 }
 
 }  // namespace kiln::ops

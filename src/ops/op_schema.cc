@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 namespace kiln::ops {
 
@@ -120,6 +121,63 @@ OpSchema& OpSchema::takes_sequences() {
   return *this;
 }
 
+OpSchema& OpSchema::takes_strings() {
+  strings_ = true;
+  return *this;
+}
+
+OpSchema& OpSchema::moves_strings() {
+  moves_strings_ = true;
+  return *this;
+}
+
+namespace {
+
+bool any_string(const std::vector<Tensor>& inputs) {
+  for (const Tensor& t : inputs)
+    if (t.defined() && !t.is_sequence() && is_string(t.dtype())) return true;
+  return false;
+}
+
+// What an op that moves strings sees of a string tensor: the ids of its strings.
+constexpr DType kStringIds = DType::kUInt64;
+
+// String tensors as the ids of their strings (interned in `strings`, shared by every input, so
+// that equal strings have equal ids); other inputs as they are.
+std::vector<Tensor> as_string_ids(const std::vector<Tensor>& inputs, std::vector<std::string>& strings) {
+  std::unordered_map<std::string, uint64_t> ids;
+  std::vector<Tensor> out;
+  for (const Tensor& t : inputs) {
+    if (!t.defined() || t.is_sequence() || !is_string(t.dtype())) {
+      out.push_back(t);
+      continue;
+    }
+    const Tensor c = t.contiguous();
+    Tensor id = Tensor::empty(c.shape(), kStringIds);
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      const std::string& s = c.data<std::string>()[i];
+      auto [it, added] = ids.emplace(s, strings.size());
+      if (added) strings.push_back(s);
+      id.data<uint64_t>()[i] = it->second;
+    }
+    out.push_back(std::move(id));
+  }
+  return out;
+}
+
+Tensor strings_of_ids(const Tensor& ids, const std::vector<std::string>& strings) {
+  const Tensor c = ids.contiguous();
+  Tensor out = Tensor::empty(c.shape(), DType::kString);
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    const uint64_t id = c.data<uint64_t>()[i];
+    KILN_CHECK(id < strings.size(), ErrorCode::kInternal, "a string id out of range");
+    out.data<std::string>()[i] = strings[id];
+  }
+  return out;
+}
+
+}  // namespace
+
 TensorInfo info_of(const Tensor& value) {
   if (value.is_sequence()) return TensorInfo{value.dtype(), Shape{}, ValueKind::kSequence};
   return TensorInfo{value.dtype(), value.shape()};
@@ -197,6 +255,19 @@ std::vector<TensorInfo> OpSchema::infer_types(const Attrs& attrs,
                                               const std::vector<std::optional<TensorInfo>>& inputs,
                                               const std::vector<const Tensor*>& values,
                                               int num_outputs) const {
+  const auto is_text = [](const std::optional<TensorInfo>& info) {
+    return info && info->kind == ValueKind::kTensor && is_string(info->dtype);
+  };
+  if (moves_strings_ && std::any_of(inputs.begin(), inputs.end(), is_text)) {
+    // Inferred as for the ids the op runs on; its id outputs are strings again.
+    std::vector<std::optional<TensorInfo>> ids(inputs);
+    for (auto& info : ids)
+      if (is_text(info)) info->dtype = kStringIds;
+    std::vector<TensorInfo> out = infer_types(attrs, ids, values, num_outputs);
+    for (TensorInfo& info : out)
+      if (!shapes_only_ && info.dtype == kStringIds) info.dtype = DType::kString;
+    return out;
+  }
   return with_op_context(name_, [&] {
     const int n = static_cast<int>(inputs.size());
     const int max = max_inputs();
@@ -215,6 +286,10 @@ std::vector<TensorInfo> OpSchema::infer_types(const Attrs& attrs,
         raise(ErrorCode::kInvalidArgument, ctx.input_label(i), " is ", describe_info(ctx.input(i)), "; ",
               name_, " takes tensors");
     }
+    for (int i = 0; i < n && !strings_; ++i) {
+      if (ctx.has_input(i) && ctx.input(i).kind == ValueKind::kTensor && is_string(ctx.dtype(i)))
+        raise(ErrorCode::kTypeMismatch, ctx.input_label(i), " is a string tensor; ", name_, " takes numbers");
+    }
     for (int i = 0; i < n && !storage_types_; ++i) {
       if (ctx.has_input(i) && is_storage_type(ctx.dtype(i)))
         raise(ErrorCode::kUnsupported, ctx.input_label(i), " is ", dtype_name(ctx.dtype(i)),
@@ -227,6 +302,14 @@ std::vector<TensorInfo> OpSchema::infer_types(const Attrs& attrs,
 
 std::vector<Tensor> OpSchema::run_reference(const Attrs& attrs, const std::vector<Tensor>& inputs,
                                             int num_outputs) const {
+  if (moves_strings_ && any_string(inputs)) {
+    std::vector<std::string> strings;
+    std::vector<Tensor> outputs = run_reference(attrs, as_string_ids(inputs, strings), num_outputs);
+    for (Tensor& t : outputs)
+      if (!shapes_only_ && t.defined() && !t.is_sequence() && t.dtype() == kStringIds)
+        t = strings_of_ids(t, strings);
+    return outputs;
+  }
   std::vector<std::optional<TensorInfo>> infos;
   std::vector<const Tensor*> values;
   std::vector<Tensor> contiguous;

@@ -184,6 +184,14 @@ class OpSchema {
   // Marks an op that takes sequences or optional values (the sequence ops, the optional ops,
   // Identity, control flow). Shape inference refuses them for every other op, naming the input.
   OpSchema& takes_sequences();
+  // Marks an op whose kernel reads or writes string tensors itself (Cast, the string ops).
+  OpSchema& takes_strings();
+  // Marks an op that only moves or compares whole elements (Identity, Reshape, Gather, Concat,
+  // Where, Equal, Shape, ...): it runs on string tensors by running on their ids (each distinct
+  // string one uint64, the same across the inputs) and giving each uint64 output back as the
+  // strings of its ids, unless the op reads shapes only (run_reference, infer_types).
+  OpSchema& moves_strings();
+  // Shape inference refuses string inputs for every op marked neither way, naming the input.
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return doc_; }
@@ -200,6 +208,8 @@ class OpSchema {
   bool is_data_dependent_shape() const { return data_dependent_shape_; }
   bool is_storage_types_taken() const { return storage_types_; }
   bool is_sequences_taken() const { return sequences_; }
+  bool is_strings_taken() const { return strings_; }
+  bool is_strings_moved() const { return moves_strings_; }
 
   // Checks names, fills defaults, coerces types and runs validators.
   Attrs bind(const AttrMap& given) const;
@@ -233,6 +243,8 @@ class OpSchema {
   bool data_dependent_shape_ = false;
   bool storage_types_ = false;
   bool sequences_ = false;
+  bool strings_ = false;
+  bool moves_strings_ = false;
 };
 
 // The registry is filled by static registrations before main() and only read afterwards.

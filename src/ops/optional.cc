@@ -14,6 +14,7 @@ KILN_REGISTER_OP(Optional)
     .input("input", Arity::kOptional)
     .output("output")
     .takes_sequences()
+    .takes_strings()
     .takes_storage_types()
     .optional_attr("element_dtype", AttrType::kInt, validate_onnx_dtype)
     .attr("element_is_sequence", AttrType::kInt, AttrValue(int64_t{0}))
@@ -41,6 +42,7 @@ KILN_REGISTER_OP(OptionalHasElement)
     .input("input", Arity::kOptional)
     .output("output")
     .takes_sequences()
+    .takes_strings()
     .takes_storage_types()
     .infer([](InferContext&) {
       return std::vector<TensorInfo>{{DType::kBool, Shape{}}};
@@ -52,6 +54,7 @@ KILN_REGISTER_OP(OptionalGetElement)
     .input("input", Arity::kOptional)
     .output("output")
     .takes_sequences()
+    .takes_strings()
     .takes_storage_types()
     .infer([](InferContext& ctx) {
       KILN_CHECK(ctx.has_input(0), ErrorCode::kInvalidArgument, ctx.input_label(0),

@@ -94,6 +94,7 @@ void reshape_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Reshape)
+    .moves_strings()
     .takes_storage_types()
     .doc(
         "The data with a new shape of the same element count. In `shape`, -1 (at most one) is "
@@ -120,6 +121,7 @@ std::vector<TensorInfo> infer_flatten(InferContext& ctx) {
 }
 
 KILN_REGISTER_OP(Flatten)
+    .moves_strings()
     .takes_storage_types()
     .doc("A 2-D view: the dimensions before `axis` multiplied into rows, the rest into columns.")
     .input("input")
@@ -157,6 +159,7 @@ std::vector<TensorInfo> infer_squeeze(InferContext& ctx) {
 }
 
 KILN_REGISTER_OP(Squeeze)
+    .moves_strings()
     .takes_storage_types()
     .doc("Removes the size-1 axes listed in `axes` (every size-1 axis when absent).")
     .input("data")
@@ -181,6 +184,7 @@ std::vector<TensorInfo> infer_unsqueeze(InferContext& ctx) {
 }
 
 KILN_REGISTER_OP(Unsqueeze)
+    .moves_strings()
     .takes_storage_types()
     .doc("Inserts size-1 axes at the positions `axes` of the output.")
     .input("data")

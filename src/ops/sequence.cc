@@ -63,6 +63,7 @@ KILN_REGISTER_OP(SequenceEmpty)
     .doc("An empty sequence of tensors of element type `dtype` (an ONNX type code; float by default).")
     .output("output")
     .takes_sequences()
+    .takes_strings()
     .attr("dtype", AttrType::kInt, AttrValue(int64_t{1}), validate_onnx_dtype)
     .infer([](InferContext& ctx) {
       return std::vector<TensorInfo>{sequence_of(dtype_from_onnx(ctx.attrs().get_int("dtype")))};
@@ -76,6 +77,7 @@ KILN_REGISTER_OP(SequenceConstruct)
     .input("inputs", Arity::kVariadic)
     .output("output_sequence")
     .takes_sequences()
+    .takes_strings()
     .takes_storage_types()
     .infer([](InferContext& ctx) {
       for (int i = 0; i < ctx.num_inputs(); ++i) {
@@ -95,6 +97,7 @@ KILN_REGISTER_OP(SequenceInsert)
     .input("position", Arity::kOptional)
     .output("output_sequence")
     .takes_sequences()
+    .takes_strings()
     .takes_storage_types()
     .infer([](InferContext& ctx) {
       require_sequence(ctx, 0);
@@ -119,6 +122,7 @@ KILN_REGISTER_OP(SequenceErase)
     .input("position", Arity::kOptional)
     .output("output_sequence")
     .takes_sequences()
+    .takes_strings()
     .takes_storage_types()
     .infer([](InferContext& ctx) {
       require_sequence(ctx, 0);
@@ -143,6 +147,7 @@ KILN_REGISTER_OP(SequenceAt)
     .input("position")
     .output("tensor")
     .takes_sequences()
+    .takes_strings()
     .takes_storage_types()
     .infer([](InferContext& ctx) {
       const std::vector<Tensor>& elements = sequence_value(ctx, 0);
@@ -159,6 +164,7 @@ KILN_REGISTER_OP(SequenceLength)
     .input("input_sequence")
     .output("length")
     .takes_sequences()
+    .takes_strings()
     .takes_storage_types()
     .infer([](InferContext& ctx) {
       require_sequence(ctx, 0);
@@ -259,6 +265,7 @@ KILN_REGISTER_OP(SplitToSequence)
     .input("split", Arity::kOptional)
     .output("output_sequence")
     .takes_sequences()
+    .takes_strings()
     .takes_storage_types()
     .attr("axis", AttrType::kInt, AttrValue(int64_t{0}))
     .attr("keepdims", AttrType::kInt, AttrValue(int64_t{1}))

@@ -19,6 +19,7 @@ std::pair<int, int> shape_range(const Attrs& attrs, int rank) {
 namespace {
 
 KILN_REGISTER_OP(Shape)
+    .moves_strings()
     .takes_storage_types()
     .doc(
         "The input's dimensions as a 1-D int64 tensor, optionally only dims [start, end) (negative "
@@ -40,6 +41,7 @@ KILN_REGISTER_OP(Shape)
     });
 
 KILN_REGISTER_OP(Size)
+    .moves_strings()
     .takes_storage_types()
     .doc("The input's element count as an int64 scalar.")
     .input("data")

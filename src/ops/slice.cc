@@ -131,6 +131,7 @@ void slice_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Slice)
+    .moves_strings()
     .takes_storage_types()
     .doc(
         "data[starts:ends:steps] along `axes` (all leading axes when absent). Negative starts and "

@@ -58,6 +58,7 @@ void transpose_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Transpose)
+    .moves_strings()
     .takes_storage_types()
     .doc("Permutes the axes: output axis i is input axis perm[i] (reversed axes when perm is absent).")
     .input("data")

@@ -27,7 +27,7 @@ const ops::TensorInfo& concrete_info(const Graph& g, const Value* v) {
              " has shape ", v->info->shape,
              ", which is not concrete; bind the input shapes first (bind_input_shapes)");
   KILN_CHECK(
-      v->info->is_plain(), ErrorCode::kInvalidArgument, graph_label(g), ": value ", describe(v), " is ",
+      fits_in_plan(*v), ErrorCode::kInvalidArgument, graph_label(g), ": value ", describe(v), " is ",
       ops::describe_info(*v->info),
       ", which a plan does not hold; run the graph through a Predictor, which runs such nodes one by one");
   return *v->info;

@@ -18,12 +18,16 @@ void check_ops_known(const graph::Graph& g) {
              " node(s) with ops Kiln does not support: ", unknown);
 }
 
+bool fits_in_plan(const graph::Value& value) {
+  return !value.info || (value.info->is_plain() && !is_string(value.info->dtype));
+}
+
 bool fits_in_plan(const graph::Node& node) {
   if (!node.subgraphs.empty()) return false;
   for (const graph::Value* in : node.inputs)
-    if (in != nullptr && in->info && !in->info->is_plain()) return false;
+    if (in != nullptr && !fits_in_plan(*in)) return false;
   for (const graph::Value* out : node.outputs)
-    if (out->info && !out->info->is_plain()) return false;
+    if (!fits_in_plan(*out)) return false;
   return true;
 }
 

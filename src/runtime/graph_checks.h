@@ -18,8 +18,11 @@ void check_ops_known(const graph::Graph& g);
 // names the graph and the node: "graph 'g': Conv 'conv1': ...".
 Attrs bind_node_attrs(const graph::Graph& g, const graph::Node& node);
 
+// Whether a plan can hold the value: a tensor always there (no sequence, no optional) of numbers
+// (strings are objects, which an arena does not construct); unknown values are decided later.
+bool fits_in_plan(const graph::Value& value);
 // Whether a plan can hold the node: it runs no subgraph (control flow runs its subgraphs per
-// call) and every value it reads or gives is a tensor always there (no sequence, no optional).
+// call) and every value it reads or gives fits in a plan.
 bool fits_in_plan(const graph::Node& node);
 
 }  // namespace kiln::runtime

@@ -32,7 +32,7 @@ std::vector<Tensor> PlanProgram::run(const std::vector<Tensor>& inputs) const {
 std::shared_ptr<const Program> make_program(graph::Graph bound, const ProgramOptions& options,
                                             bool sized_by_values, const PlanCompiler& compile_plan) {
   bool all_known = true;
-  for (const graph::Value* v : bound.inputs()) all_known &= !v->info || v->info->is_plain();
+  for (const graph::Value* v : bound.inputs()) all_known &= fits_in_plan(*v);
   for (const graph::Node* n : bound.nodes()) {
     all_known &= fits_in_plan(*n);  // control flow and sequences are staged: they run per call
     for (const graph::Value* out : n->outputs) {

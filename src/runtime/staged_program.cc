@@ -1,6 +1,7 @@
 // StagedProgram: the cut (head, decided nodes, tail) made once, and runs over it.
 #include "runtime/staged_program.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -108,7 +109,7 @@ StagedProgram::StagedProgram(Graph bound, const ProgramOptions& options)
     // nodes that run one by one.
     for (size_t i = 0; i < bound.inputs().size(); ++i) {
       const Value* v = bound.inputs()[i];
-      if (v->info && !v->info->is_plain()) continue;
+      if (!fits_in_plan(*v)) continue;
       in_head[v] = head.add_input(v->name, v->info);
       head_feed_.push_back(i);
     }
@@ -209,6 +210,17 @@ std::vector<Tensor> StagedProgram::run_decided(const DecidedNode& node, const Ru
   }
   try {
     if (!node.subgraphs.empty()) return run_control_flow(node, inputs);
+    if (std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) {
+          return t.defined() && !t.is_sequence() && is_string(t.dtype());
+        })) {
+      // Strings: the op runs as run_reference runs it (an op that moves strings runs on their ids).
+      std::vector<Tensor> outputs = node.schema->run_reference(node.attrs, inputs, node.num_outputs);
+      for (size_t i = 0; i < outputs.size(); ++i)
+        if (outputs[i].defined() && !outputs[i].is_sequence())
+          check_dynamic_size(label_ + ": " + node.label, "output " + std::to_string(i), outputs[i].shape(),
+                             options_.max_dynamic_elements);
+      return outputs;
+    }
     const std::vector<ops::TensorInfo> out_infos =
         node.schema->infer_types(node.attrs, infos, known_values, node.num_outputs);
     std::vector<Tensor> outputs;

@@ -344,8 +344,11 @@ TEST(OnnxImport, TensorsWhoseBytesDoNotMatchTheirShapeAreRefusedBeforeAllocation
         }).import();
       },
       ErrorCode::kIo, {"float_data has 1 elements", "needs 2"});
-  expect_error([&] { model_with([](auto& t) { t.set_data_type(8); }).import(); }, ErrorCode::kUnsupported,
-               {"initializer 'w'"});
+  // A string tensor written as raw bytes (ONNX keeps strings in string_data).
+  expect_error([&] { model_with([](auto& t) { t.set_data_type(8); }).import(); }, ErrorCode::kIo,
+               {"initializer 'w'", "string_data, not in raw or external data"});
+  expect_error([&] { model_with([](auto& t) { t.set_data_type(99); }).import(); }, ErrorCode::kUnsupported,
+               {"initializer 'w'", "ONNX data type 99"});
 }
 
 TEST(OnnxImport, TensorFilesRoundTrip) {

@@ -179,6 +179,13 @@ std::string compare(const Tensor& expected, const Tensor& actual, const std::str
     msg << what << ": shape " << actual.shape() << ", expected " << expected.shape();
     return msg.str();
   }
+  if (kiln::is_string(expected.dtype())) {
+    const std::vector<std::string> e = expected.to_vector<std::string>(), a = actual.to_vector<std::string>();
+    for (size_t i = 0; i < e.size(); ++i)
+      if (a[i] != e[i])
+        return what + ": element " + std::to_string(i) + " is '" + a[i] + "', expected '" + e[i] + "'";
+    return {};
+  }
   const int64_t n = expected.numel();
   int64_t mismatches = 0;
   int64_t first = -1;

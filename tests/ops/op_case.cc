@@ -67,6 +67,13 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
     os << "dtype " << dtype_name(actual.dtype()) << ", expected " << dtype_name(expected.dtype());
     return os.str();
   }
+  if (is_string(expected.dtype())) {
+    const auto got = actual.to_vector<std::string>(), want = expected.to_vector<std::string>();
+    for (size_t i = 0; i < want.size(); ++i)
+      if (got[i] != want[i])
+        return "element " + std::to_string(i) + ": '" + got[i] + "', expected '" + want[i] + "'";
+    return {};
+  }
   const Tensor a = actual.cast(DType::kFloat64), e = expected.cast(DType::kFloat64);
   const double* pa = a.data<double>();
   const double* pe = e.data<double>();

@@ -27,7 +27,7 @@ TEST(MatrixGenErrors, TriluNeedsMatricesAndAScalarInt64K) {
 TEST(MatrixGenErrors, EyeLikeNeedsAMatrixAndAKilnDtype) {
   expect_error("EyeLike", {}, {floats(Shape{2, 3, 4})}, ErrorCode::kShapeMismatch,
                {"EyeLike", "input 0 (input)", "(2, 3, 4)"});
-  // ONNX STRING (8) is a valid ONNX type Kiln does not have; FLOAT8E4M3FN (17) one it only stores.
+  // ONNX STRING (8) holds text, FLOAT8E4M3FN (17) is a type Kiln only stores: neither is computed in.
   expect_bad_attr("EyeLike", {{"dtype", 8}}, {"EyeLike", "dtype"}, ErrorCode::kUnsupported);
   expect_bad_attr("EyeLike", {{"dtype", 17}}, {"EyeLike", "dtype"}, ErrorCode::kUnsupported);
 }

@@ -8,6 +8,7 @@ namespace kiln::python {
 py::object numpy_type(DType dtype) {
   static py::object np_dtype = py::module_::import("numpy").attr("dtype");
   if (dtype == DType::kBFloat16) return py::str("bfloat16");  // numpy has no bfloat16
+  if (is_string(dtype)) return np_dtype("str").attr("type");  // numpy.str_
   return np_dtype(dtype_name(dtype)).attr("type");
 }
 

@@ -29,6 +29,20 @@ Tensor input_tensor(const py::handle& value, const std::string& name, const Tens
     const DType dtype = !elements.empty() ? elements.front().dtype() : spec ? spec->dtype : DType::kFloat32;
     return Tensor::sequence(dtype, std::move(elements));
   }
+  if (py::isinstance<py::array>(value) &&
+      std::string("UOS").find(value.cast<py::array>().dtype().kind()) != std::string::npos) {
+    // Text (numpy str, object or bytes arrays): a string tensor holding each element as UTF-8.
+    const auto array = value.cast<py::array>();
+    std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
+    Tensor t = Tensor::empty(Shape(std::move(dims)), DType::kString);
+    const py::list items = array.attr("ravel")().attr("tolist")();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const py::handle item = items[i];
+      t.data<std::string>()[i] =
+          py::isinstance<py::bytes>(item) ? item.cast<std::string>() : py::str(item).cast<std::string>();
+    }
+    return t;
+  }
   if (py::isinstance<NDArray>(value)) {
     const NDArray a = value.cast<NDArray>();
     py::gil_scoped_release release;
@@ -56,9 +70,17 @@ Tensor input_tensor(const py::handle& value, const std::string& name, const Tens
 // empty optional.
 py::object to_python(const Tensor& t) {
   if (!t.defined()) return py::none();
+  if (!t.is_sequence() && is_string(t.dtype())) {
+    // Text comes back as a numpy array of Python str (dtype object), as ONNX Runtime gives it.
+    py::list items;
+    const Tensor c = t.contiguous();
+    for (int64_t i = 0; i < c.numel(); ++i) items.append(py::str(c.data<std::string>()[i]));
+    py::array out = py::module_::import("numpy").attr("array")(items, py::arg("dtype") = "object");
+    return out.attr("reshape")(shape_to_py(t.shape()));
+  }
   if (!t.is_sequence()) return py::cast(NDArray(t));
   py::list elements;
-  for (const Tensor& e : t.elements()) elements.append(py::cast(NDArray(e)));
+  for (const Tensor& e : t.elements()) elements.append(to_python(e));
   return elements;
 }
 

@@ -1,9 +1,11 @@
 #include "kiln/npy.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "core/bool_bytes.h"
 #include "kiln/error.hpp"
@@ -12,6 +14,62 @@ namespace kiln::npy {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
+
+// numpy's text arrays ('<U<n>'): each element n UTF-32 code points, zero-padded. Kiln's string
+// tensors hold UTF-8; these convert between the two.
+int64_t text_width(const std::string& descr) {
+  if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '=') || descr[1] != 'U')
+    return -1;
+  try {
+    return std::stoll(descr.substr(2));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+void append_utf8(std::string& out, uint32_t c, const std::string& path) {
+  KILN_CHECK(c <= 0x10FFFF && (c < 0xD800 || c > 0xDFFF), ErrorCode::kIo, path, ": code point ", c,
+             " is not a character");
+  if (c < 0x80) {
+    out.push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+// The code points of a UTF-8 string (a malformed byte is an error naming `where`).
+std::vector<uint32_t> code_points(const std::string& s, const std::string& where) {
+  std::vector<uint32_t> points;
+  for (size_t i = 0; i < s.size();) {
+    const auto lead = static_cast<unsigned char>(s[i]);
+    const int extra = lead < 0x80           ? 0
+                      : (lead >> 5) == 0x6  ? 1
+                      : (lead >> 4) == 0xE  ? 2
+                      : (lead >> 3) == 0x1E ? 3
+                                            : -1;
+    KILN_CHECK(extra >= 0 && i + static_cast<size_t>(extra) < s.size(), ErrorCode::kInvalidArgument, where,
+               ": a string is not valid UTF-8");
+    uint32_t c = extra == 0 ? lead : lead & (0x3F >> extra);
+    for (int k = 1; k <= extra; ++k) {
+      const auto next = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
+      KILN_CHECK((next & 0xC0) == 0x80, ErrorCode::kInvalidArgument, where, ": a string is not valid UTF-8");
+      c = (c << 6) | (next & 0x3F);
+    }
+    points.push_back(c);
+    i += static_cast<size_t>(extra) + 1;
+  }
+  return points;
+}
 
 DType dtype_from_descr(const std::string& descr, const std::string& path) {
   // '|' (not applicable) and '<' (little-endian) are accepted; '>' would need byte swapping.
@@ -132,7 +190,11 @@ Tensor read(std::istream& in, const std::string& path) {
   in.read(header.data(), header_len);
   KILN_CHECK(static_cast<uint32_t>(in.gcount()) == header_len, ErrorCode::kIo, path, ": truncated header");
 
-  const DType dtype = dtype_from_descr(header_field(header, "descr", '\'', '\'', path), path);
+  const std::string descr = header_field(header, "descr", '\'', '\'', path);
+  const int64_t width = text_width(descr);
+  const DType dtype = width >= 0 ? DType::kString : dtype_from_descr(descr, path);
+  // Bytes per element in the file: a text element's code points are 4 bytes each.
+  const int64_t item_bytes = width >= 0 ? 4 * width : static_cast<int64_t>(dtype_size(dtype));
   const std::string order = header_field(header, "fortran_order", 0, ',', path);
   KILN_CHECK(order == "True" || order == "False", ErrorCode::kIo, path, ": 'fortran_order' is '", order,
              "', expected True or False");
@@ -156,16 +218,30 @@ Tensor read(std::istream& in, const std::string& path) {
     count *= dims.back();
   }
   const std::streamoff data_bytes = static_cast<std::streamoff>(in.tellg() - start);
-  KILN_CHECK(count * static_cast<int64_t>(dtype_size(dtype)) <= total - data_bytes, ErrorCode::kIo, path,
-             ": expected ", count * static_cast<int64_t>(dtype_size(dtype)), " bytes of data, the file has ",
-             total - data_bytes);
+  KILN_CHECK(item_bytes == 0 || count <= (total - data_bytes) / item_bytes, ErrorCode::kIo, path,
+             ": expected ", count, " elements of ", item_bytes, " bytes, the file has ", total - data_bytes,
+             " bytes of data");
   const Shape shape(dims);
   // Fortran order is column-major: read it as the reversed shape, then transpose back.
   const Shape stored = fortran ? Shape(std::vector<int64_t>(dims.rbegin(), dims.rend())) : shape;
   Tensor t = Tensor::empty(stored, dtype);
-  in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()));
-  KILN_CHECK(static_cast<size_t>(in.gcount()) == t.nbytes(), ErrorCode::kIo, path, ": expected ", t.nbytes(),
-             " bytes of data for shape ", shape, " ", dtype_name(dtype), ", found ", in.gcount());
+  if (width >= 0) {
+    std::vector<uint32_t> points(static_cast<size_t>(width));
+    for (int64_t i = 0; i < count; ++i) {
+      in.read(reinterpret_cast<char*>(points.data()), static_cast<std::streamsize>(4 * width));
+      KILN_CHECK(in.gcount() == 4 * width, ErrorCode::kIo, path, ": truncated text data");
+      std::string& s = t.data<std::string>()[i];
+      for (uint32_t c : points) {
+        if (c == 0) break;
+        append_utf8(s, c, path);
+      }
+    }
+  } else {
+    in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()));
+    KILN_CHECK(static_cast<size_t>(in.gcount()) == t.nbytes(), ErrorCode::kIo, path, ": expected ",
+               t.nbytes(), " bytes of data for shape ", shape, " ", dtype_name(dtype), ", found ",
+               in.gcount());
+  }
   if (dtype == DType::kBool) canonicalize_bool_bytes(t.raw_data(), t.nbytes());
   if (!fortran || shape.ndim() < 2) return t;
   std::vector<int64_t> perm;
@@ -182,8 +258,19 @@ Tensor load_as(const std::string& path, DType dtype) {
 
 void save(const std::string& path, const Tensor& tensor) {
   const Tensor t = tensor.contiguous();
+  // Text is written as numpy's '<U<n>', n the longest string's code points.
+  std::vector<std::vector<uint32_t>> text;
+  size_t width = 1;
+  if (is_string(t.dtype())) {
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      text.push_back(code_points(t.data<std::string>()[i], path));
+      width = std::max(width, text.back().size());
+    }
+  }
   std::ostringstream header;
-  header << "{'descr': '" << descr_for(t.dtype()) << "', 'fortran_order': False, 'shape': (";
+  header << "{'descr': '"
+         << (is_string(t.dtype()) ? "<U" + std::to_string(width) : std::string(descr_for(t.dtype())))
+         << "', 'fortran_order': False, 'shape': (";
   for (int i = 0; i < t.ndim(); ++i)
     header << t.shape()[i] << (t.ndim() == 1 || i + 1 < t.ndim() ? ", " : "");
   header << "), }";
@@ -201,7 +288,12 @@ void save(const std::string& path, const Tensor& tensor) {
   const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
   out.write(len_bytes, 2);
   out.write(h.data(), static_cast<std::streamsize>(h.size()));
-  if (t.nbytes()) out.write(static_cast<const char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()));
+  for (std::vector<uint32_t>& points : text) {
+    points.resize(width, 0);
+    out.write(reinterpret_cast<const char*>(points.data()), static_cast<std::streamsize>(4 * width));
+  }
+  if (!is_string(t.dtype()) && t.nbytes())
+    out.write(static_cast<const char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes()));
   KILN_CHECK(out.good(), ErrorCode::kIo, path, ": write failed");
 }
 

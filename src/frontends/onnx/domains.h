@@ -16,7 +16,8 @@ inline constexpr int kMlDomainVersion = 5;
 // The ONNX domain of one of Kiln's ops: "" for the default domain.
 inline std::string onnx_domain_of(const std::string& op) {
   if (op == "Adagrad" || op == "Momentum" || op == "Adam") return kTrainingDomain;
-  if (op == "TreeEnsemble" || op == "Binarizer" || op == "ArrayFeatureExtractor") return kMlDomain;
+  if (op == "TreeEnsemble" || op == "Binarizer" || op == "ArrayFeatureExtractor" || op == "LabelEncoder")
+    return kMlDomain;
   return "";
 }
 

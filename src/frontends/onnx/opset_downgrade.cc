@@ -339,7 +339,8 @@ const std::map<std::string, int>& introduced_after_oldest() {
       {"BitwiseAnd", 18},      {"BitwiseNot", 18},    {"BitwiseOr", 18},          {"BitwiseXor", 18},
       {"CenterCropPad", 18},   {"Col2Im", 18},        {"GroupNormalization", 18}, {"Mish", 18},
       {"AffineGrid", 20},      {"Gelu", 20},          {"Attention", 23},          {"RMSNormalization", 23},
-      {"RotaryEmbedding", 23},
+      {"RotaryEmbedding", 23}, {"Optional", 15},      {"OptionalHasElement", 15}, {"OptionalGetElement", 15},
+      {"SequenceMap", 17},     {"StringConcat", 20},  {"StringSplit", 20},        {"RegexFullMatch", 20},
   };
   return table;
 }

@@ -1,6 +1,7 @@
 // TensorProto decoding and encoding; see tensor_proto.h for what is checked and why.
 #include "frontends/onnx/tensor_proto.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -153,7 +154,8 @@ void check_raw_size(const ::onnx::TensorProto& proto, const Declared& d, const s
 }  // namespace
 
 Tensor take_tensor_from_proto(::onnx::TensorProto& proto, const TensorSource& source) {
-  if (proto.data_location() == ::onnx::TensorProto::EXTERNAL || !proto.has_raw_data())
+  if (proto.data_location() == ::onnx::TensorProto::EXTERNAL || !proto.has_raw_data() ||
+      proto.data_type() == ::onnx::TensorProto::STRING)
     return tensor_from_proto(proto, source);
   const Declared d = declared(proto, source.where);
   if (d.packed()) return tensor_from_proto(proto, source);
@@ -184,6 +186,17 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& s
   const Declared d = declared(proto, where);
   const int64_t numel = d.shape.numel();
 
+  if (is_string(d.dtype)) {
+    // Strings are objects: ONNX keeps them in string_data, never as raw bytes.
+    KILN_CHECK(proto.data_location() != ::onnx::TensorProto::EXTERNAL && !proto.has_raw_data(),
+               ErrorCode::kIo, where,
+               ": a string tensor keeps its strings in string_data, not in raw or external data");
+    KILN_CHECK(proto.string_data_size() == numel, ErrorCode::kIo, where, ": string_data has ",
+               proto.string_data_size(), " strings, shape ", d.shape, " needs ", numel);
+    Tensor out = Tensor::empty(d.shape, d.dtype);
+    std::copy(proto.string_data().begin(), proto.string_data().end(), out.data<std::string>());
+    return out;
+  }
   if (proto.data_location() == ::onnx::TensorProto::EXTERNAL) {
     const std::string bytes = read_external(proto, source, d.nbytes);
     return tensor_from_bytes(d, bytes.data());
@@ -222,6 +235,10 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& s
   proto.set_data_type(dtype_to_onnx(tensor.dtype()));
   for (int64_t d : tensor.shape().dims()) proto.add_dims(d);
   const Tensor dense = tensor.contiguous();
+  if (is_string(tensor.dtype())) {
+    for (int64_t i = 0; i < dense.numel(); ++i) proto.add_string_data(dense.data<std::string>()[i]);
+    return proto;
+  }
   if (packed_bits(tensor.dtype()) < 8) {
     std::string packed(static_cast<size_t>(packed_size(tensor.dtype(), dense.numel())), '\0');
     pack_elements(tensor.dtype(), static_cast<const uint8_t*>(dense.raw_data()),

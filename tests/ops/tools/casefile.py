@@ -51,9 +51,9 @@ _NAMES = {
 }
 
 
-# ONNX TensorProto data types Kiln has: FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, FLOAT16,
+# ONNX TensorProto data types Kiln has: FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16,
 # DOUBLE, UINT32, UINT64, BFLOAT16, and the storage types FLOAT8E4M3FN to INT2 (17-26).
-KILN_ONNX_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16, *range(17, 27)}
+KILN_ONNX_TYPES = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, *range(17, 27)}
 
 
 class Sequence:
@@ -70,6 +70,8 @@ class Unsupported(Exception):
 
 
 def dtype_name(array: np.ndarray) -> str:
+    if array.dtype.kind in "OUS":
+        return "string"
     if _BF16 is not None and array.dtype == _BF16:
         return "bfloat16"
     if array.dtype in _STORAGE_FLOATS:
@@ -85,7 +87,10 @@ def dtype_name(array: np.ndarray) -> str:
 def save_array(folder: str, stem: str, array) -> dict:
     array = np.asarray(array)
     name = dtype_name(array)
-    if name == "bfloat16":
+    if name == "string":  # numpy's text ('<U'), which Kiln reads as UTF-8 strings
+        data = np.vectorize(lambda s: s.decode() if isinstance(s, bytes) else str(s), otypes=[str])(array) \
+            if array.size else array.astype(str)
+    elif name == "bfloat16":
         data = array.view(np.uint16)
     elif array.dtype in _STORAGE_FLOATS:
         data = array.view(np.uint8)
