@@ -9,33 +9,14 @@ import subprocess
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import kiln as mx
+from onnx_models import const, model, ort_run, save
 
 RTOL = 1e-4
 KILN_CLI = os.environ.get("KILN_CLI")
-
-
-def save(model, path):
-    onnx.checker.check_model(model, full_check=True)
-    onnx.save(model, str(path))
-    return str(path)
-
-
-def ort_run(path, feeds):
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
-
-
-def const(name, array):
-    return numpy_helper.from_array(np.asarray(array), name)
-
-
-def model(graph, opset=17):
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def vad(path, rng):

@@ -10,33 +10,14 @@ import subprocess
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import kiln as mx
+from onnx_models import const, model, ort_run, save
 
 KILN_CLI = os.environ.get("KILN_CLI")
 VOCABULARY = ["the", "cat", "sat", "on", "mat", "a", "dog"]
-
-
-def save(model, path):
-    onnx.checker.check_model(model, full_check=True)
-    onnx.save(model, str(path))
-    return str(path)
-
-
-def ort_run(path, feeds):
-    return ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
-
-
-def model(graph, opset=20, ml=False):
-    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid("ai.onnx.ml", 4)] if ml else [])
-    return helper.make_model(graph, opset_imports=opsets)
-
-
-def const(name, array):
-    return numpy_helper.from_array(np.asarray(array), name)
 
 
 def text(*strings):
@@ -70,7 +51,7 @@ def tokenizer(path):
          helper.make_tensor_value_info("is_stop", TensorProto.BOOL, ["n", "k"]),
          helper.make_tensor_value_info("counts", TensorProto.INT64, ["n"])],
         [const("stop", text("the"))])
-    return save(model(graph, ml=True), path)
+    return save(model(graph, opset=20, ml=True), path)
 
 
 def mover(path):
@@ -95,7 +76,7 @@ def mover(path):
         [const("flat", np.array([-1], np.int64)), const("extra", text("x", "y")),
          const("starts", np.array([4], np.int64)), const("ends", np.array([8], np.int64)),
          const("blank", text("-"))])
-    return save(model(graph), path)
+    return save(model(graph, opset=20), path)
 
 
 def numbers_as_text(path):
@@ -115,7 +96,7 @@ def numbers_as_text(path):
          helper.make_tensor_value_info("decimal", TensorProto.BOOL, ["n"]),
          helper.make_tensor_value_info("with_unit", TensorProto.STRING, ["n"])],
         [const("unit", text(" kg"))])
-    return save(model(graph), path)
+    return save(model(graph, opset=20), path)
 
 
 def test_a_tokenizer_with_a_vocabulary_matches_onnxruntime(tmp_path):

@@ -12,6 +12,7 @@
 #include "graph/evaluate.h"
 #include "graph/graph.h"
 #include "random_tensor.h"
+#include "test_support.h"
 
 namespace kiln::runtime::testing {
 
@@ -20,6 +21,12 @@ using graph::Value;
 using ops::TensorInfo;
 
 using kiln::testing::random_tensor;
+
+// kiln::testing::expect_error with the call last, where a lambda reads best.
+template <class Fn>
+void expect_error(ErrorCode code, const std::vector<std::string>& parts, Fn&& fn) {
+  kiln::testing::expect_error(std::forward<Fn>(fn), code, parts);
+}
 
 // The graph interpreter (every node's reference kernel in topological order), with the inputs
 // given in the order compiled plans take them.

@@ -15,12 +15,6 @@ namespace {
 
 using namespace testing;
 
-// expect_error with the call last, where a lambda reads best.
-template <class Fn>
-void expect_error(ErrorCode code, const std::vector<std::string>& parts, Fn&& fn) {
-  kiln::testing::expect_error(std::forward<Fn>(fn), code, parts);
-}
-
 Tensor random_floats(const Shape& shape, uint64_t seed) {
   std::mt19937 rng(static_cast<std::mt19937::result_type>(seed));
   return random_tensor(shape, rng);

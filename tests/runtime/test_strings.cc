@@ -14,11 +14,6 @@ namespace {
 
 using namespace testing;
 
-template <class Fn>
-void expect_error(ErrorCode code, const std::vector<std::string>& parts, Fn&& fn) {
-  kiln::testing::expect_error(std::forward<Fn>(fn), code, parts);
-}
-
 Tensor text(const std::vector<std::string>& strings, const Shape& shape) {
   Tensor t = Tensor::empty(shape, DType::kString);
   std::copy(strings.begin(), strings.end(), t.data<std::string>());
