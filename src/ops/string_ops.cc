@@ -1,13 +1,12 @@
 // ONNX's string ops: StringConcat (joins two string tensors, broadcasting), StringSplit (cuts each
-// string at a delimiter or at runs of whitespace), StringNormalizer (drops stop words, changes
-// case) and RegexFullMatch (whether each string matches a pattern whole). Strings are UTF-8;
-// changing case and comparing without it touch ASCII letters only, as the "C" locale does.
+// string at a delimiter or at runs of whitespace) and StringNormalizer (drops stop words, changes
+// case); RegexFullMatch is in string_regex.cc. Strings are UTF-8; changing case and comparing
+// without it touch ASCII letters only, as the "C" locale does.
 //
 // StringSplit's and StringNormalizer's output sizes depend on the strings, so their shape
 // inference reads the input's value: the runtime runs them node by node (as every op on strings).
 #include <algorithm>
 #include <cctype>
-#include <regex>
 #include <set>
 
 #include "infer_util.h"
@@ -218,30 +217,6 @@ KILN_REGISTER_OP(StringNormalizer)
       const std::vector<std::string> kept = normalized(ctx.input(0), ctx.attrs);
       std::string* y = ctx.output(0).data<std::string>();
       for (size_t i = 0; i < kept.size(); ++i) y[i] = kept[i];
-    });
-
-KILN_REGISTER_OP(RegexFullMatch)
-    .doc("Whether each string matches `pattern` (an ECMAScript regular expression) from start to end.")
-    .input("X")
-    .output("Y")
-    .takes_strings()
-    .required_attr("pattern", AttrType::kString,
-                   [](const AttrValue& v, const std::string& what) {
-                     try {
-                       std::regex(std::get<std::string>(v.variant()));
-                     } catch (const std::regex_error& e) {
-                       raise(ErrorCode::kInvalidArgument, what, ": not a regular expression: ", e.what());
-                     }
-                   })
-    .infer([](InferContext& ctx) {
-      require_strings(ctx, 0);
-      return std::vector<TensorInfo>{{DType::kBool, ctx.shape(0)}};
-    })
-    .kernel([](KernelContext& ctx) {
-      const std::regex pattern(ctx.attrs.get_string("pattern"));
-      const std::string* x = strings_of(ctx.input(0));
-      bool* y = ctx.output(0).data<bool>();
-      for (int64_t i = 0; i < ctx.input(0).numel(); ++i) y[i] = std::regex_match(x[i], pattern);
     });
 
 }  // namespace
