@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -57,11 +58,8 @@ Tensor load_input_file(const std::string& path, const TensorSpec& spec) {
   if (!spec.sequence)
     throw UsageError("--input " + spec.name + "=" + path +
                      ": a folder is a sequence, and the input is a tensor");
-  size_t count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(path)) {
-    (void)entry;
-    ++count;
-  }
+  const auto count = static_cast<size_t>(
+      std::distance(std::filesystem::directory_iterator(path), std::filesystem::directory_iterator()));
   std::vector<Tensor> elements;
   for (size_t k = 0; k < count; ++k) {
     const std::filesystem::path file = std::filesystem::path(path) / (std::to_string(k) + ".npy");

@@ -35,28 +35,27 @@ const std::vector<Tensor>& sequence_value(const InferContext& ctx, int i) {
   return ctx.value(i).elements();
 }
 
-// A position input (a one-element int32 or int64 tensor) as an index into `count` elements:
+// A position (one int32 or int64 value, `what` naming it) as an index into `count` elements:
 // negative counts from the end; [-count, count - 1] is valid, or [-count, count] when `to_insert`
 // (an insertion may go after the last element).
-size_t position(const InferContext& ctx, int i, size_t count, bool to_insert) {
-  require_dtype(ctx, i, kIndexDTypes);
-  const std::vector<int64_t> p = read_int_values(ctx.value(i), ctx.input_label(i));
-  KILN_CHECK(p.size() == 1, ErrorCode::kShapeMismatch, ctx.input_label(i), ": expected one position, got ",
-             p.size(), " values");
+size_t position(const Tensor& given, size_t count, bool to_insert, const std::string& what) {
+  const std::vector<int64_t> p = read_int_values(given, what);
+  KILN_CHECK(p.size() == 1, ErrorCode::kShapeMismatch, what, ": expected one position, got ", p.size(),
+             " values");
   const auto n = static_cast<int64_t>(count);
   const int64_t last = to_insert ? n : n - 1;
-  KILN_CHECK(p[0] >= -n && p[0] <= last, ErrorCode::kOutOfRange, ctx.input_label(i), ": position ", p[0],
-             " is outside [", -n, ", ", last, "] for a sequence of ", n, " tensor(s)");
+  KILN_CHECK(p[0] >= -n && p[0] <= last, ErrorCode::kOutOfRange, what, ": position ", p[0], " is outside [",
+             -n, ", ", last, "] for a sequence of ", n, " tensor(s)");
   return static_cast<size_t>(p[0] < 0 ? p[0] + n : p[0]);
 }
 
+size_t position(const InferContext& ctx, int i, size_t count, bool to_insert) {
+  require_dtype(ctx, i, kIndexDTypes);
+  return position(ctx.value(i), count, to_insert, ctx.input_label(i));
+}
+
 size_t position(const KernelContext& ctx, int i, size_t count, bool to_insert) {
-  const std::vector<int64_t> p = read_int_values(ctx.input(i), "position");
-  const auto n = static_cast<int64_t>(count);
-  const int64_t last = to_insert ? n : n - 1;
-  KILN_CHECK(p.size() == 1 && p[0] >= -n && p[0] <= last, ErrorCode::kOutOfRange, "position outside [", -n,
-             ", ", last, "]");
-  return static_cast<size_t>(p[0] < 0 ? p[0] + n : p[0]);
+  return position(ctx.input(i), count, to_insert, "position");
 }
 
 KILN_REGISTER_OP(SequenceEmpty)
