@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "graph/graph.h"
 #include "runtime/flops.h"
+#include "runtime/graph_checks.h"
 #include "runtime/plan.h"
 
 namespace kiln::cli {
@@ -64,13 +65,14 @@ void print_node_rows(const nlohmann::json& rows) {
   }
 }
 
+// A sequence's dtype is its elements'; it has no shape of its own.
 nlohmann::json spec_json(const TensorSpec& spec) {
   if (!spec.known) return {{"name", spec.name}, {"dtype", nullptr}, {"shape", nullptr}};
-  return {{"name", spec.name}, {"dtype", dtype_name(spec.dtype)}, {"shape", spec.shape.dims()}};
-}
-
-std::string spec_text(const TensorSpec& spec) {
-  return spec.known ? std::string(dtype_name(spec.dtype)) + " " + spec.shape.to_string() : "unknown";
+  return {{"name", spec.name},
+          {"dtype", dtype_name(spec.dtype)},
+          {"shape", spec.sequence ? nlohmann::json(nullptr) : nlohmann::json(spec.shape.dims())},
+          {"sequence", spec.sequence},
+          {"optional", spec.optional}};
 }
 
 std::string shapes_text(const std::map<std::string, Shape>& shapes) {
@@ -108,7 +110,10 @@ void info(const InfoArgs& args) {
     const graph::Graph bound = runtime::bind_input_shapes(g, shapes);
     if (args.nodes) nodes = node_rows(bound);
     flops = runtime::count_flops(bound);
-    memory = runtime::compile(bound)->memory;
+    // Sequences, optional values, text and control flow run node by node, outside any plan.
+    const auto& all = bound.nodes();
+    if (std::all_of(all.begin(), all.end(), [](const graph::Node* n) { return runtime::fits_in_plan(*n); }))
+      memory = runtime::compile(bound)->memory;
     for (size_t i = 0; i < outputs.size() && !args.shapes.empty(); ++i)  // shapes for the inputs asked about
       if (const auto& out_info = bound.outputs()[i]->info)
         outputs[i] = {outputs[i].name, out_info->dtype, out_info->shape};
@@ -151,12 +156,12 @@ void info(const InfoArgs& args) {
     std::cout << "  " << inputs[i].name << "  "
               << (shape_given ? std::string(inputs[i].known ? dtype_name(inputs[i].dtype) : "?") + " " +
                                     inputs[i].shape.to_string() + "  (given; declared " +
-                                    spec_text(predictor.inputs()[i]) + ")"
-                              : spec_text(inputs[i]));
+                                    describe(predictor.inputs()[i]) + ")"
+                              : describe(inputs[i]));
     std::cout << "\n";
   }
   std::cout << "outputs:\n";
-  for (const TensorSpec& s : outputs) std::cout << "  " << s.name << "  " << spec_text(s) << "\n";
+  for (const TensorSpec& s : outputs) std::cout << "  " << s.name << "  " << describe(s) << "\n";
   std::cout << "ops (" << g.num_nodes() << " nodes):\n";
   for (const auto& [op, count] : op_counts)
     std::cout << "  " << std::left << std::setw(24) << op << count << "\n";
@@ -171,11 +176,16 @@ void info(const InfoArgs& args) {
     if (!flops->not_counted.empty())
       std::cout << "  not counted: " << runtime::not_counted_text(*flops) << "\n";
     // Intermediates only: the static memory plan against one buffer per value.
-    std::cout << "activation memory: " << memory->planned_bytes << " bytes planned, " << memory->naive_bytes
-              << " naive (" << std::setprecision(1)
-              << 100.0 * static_cast<double>(memory->planned_bytes) /
-                     static_cast<double>(std::max<size_t>(memory->naive_bytes, 1))
-              << "%)\n";
+    if (memory) {
+      std::cout << "activation memory: " << memory->planned_bytes << " bytes planned, " << memory->naive_bytes
+                << " naive (" << std::setprecision(1)
+                << 100.0 * static_cast<double>(memory->planned_bytes) /
+                       static_cast<double>(std::max<size_t>(memory->naive_bytes, 1))
+                << "%)\n";
+    } else {
+      std::cout << "activation memory: not planned (sequences, optional values, text or control flow run "
+                   "node by node)\n";
+    }
   } else {
     std::cout << "FLOPs: unknown; give every input's shape with --shape NAME=D0,D1,...\n";
   }

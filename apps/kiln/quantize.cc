@@ -28,8 +28,14 @@ void quantize(const QuantizeArgs& args) {
   prepare_output(args.out, "-o", args.model);
   if (args.dynamic == !args.calib.empty())
     throw UsageError("give either --calib DIR (static quantization) or --dynamic");
+  graph::Graph model = deploy::load_graph(args.model);
+  try {
+    quantization::check_excluded_nodes(model, args.options);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--exclude: ") + e.what());
+  }
   if (args.dynamic) {
-    quantization::quantize_dynamic_file(args.model, args.out, args.options);
+    onnx::export_model(quantization::quantize_dynamic(std::move(model), args.options), args.out);
     std::cout << "wrote " << args.out << " (ONNX, dynamic quantization of MatMul and Gemm)\n";
     return;
   }
@@ -39,7 +45,7 @@ void quantize(const QuantizeArgs& args) {
   if (args.options.num_calib_batches > 0) total = std::min<int64_t>(total, args.options.num_calib_batches);
   auto bar = std::make_shared<ProgressBar>("calibration", total);
   const graph::Graph quantized = quantization::quantize_model(
-      deploy::load_graph(args.model), with_progress(std::move(batches), bar), args.options, &result);
+      std::move(model), with_progress(std::move(batches), bar), args.options, &result);
   bar.reset();  // ends the bar's line before the summary
   onnx::export_model(quantized, args.out);
   size_t unsigned_count = 0;

@@ -1,6 +1,7 @@
 // Element types of tensors, and compile-time maps between them and C++ types.
 #pragma once
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -48,6 +49,11 @@ enum class DType : uint8_t {
   // moves, compares and converts strings (Cast, Equal, the string ops, LabelEncoder) and never
   // holds them in a plan's arena.
   kString,
+  // Complex numbers: a real and an imaginary part, float32 or float64, as std::complex and numpy
+  // lay them out. Kiln holds and moves them (the data movement ops, Where, Cast between the two
+  // and from real types) but computes in neither.
+  kComplex64,
+  kComplex128,
 };
 
 // The types Kiln computes in.
@@ -70,24 +76,41 @@ constexpr bool is_string(DType d) {
 constexpr bool is_storage_float(DType d) {
   return is_storage_type(d) && d <= DType::kFloat4E2M1;
 }
+constexpr bool is_complex(DType d) {
+  return d == DType::kComplex64 || d == DType::kComplex128;
+}
+// The types ops marked takes_storage_types() accept and no other op does: they are held and moved
+// (and converted by Cast) but not computed in.
+constexpr bool is_moved_only(DType d) {
+  return is_storage_type(d) || is_complex(d);
+}
 
-size_t dtype_size(
-    DType dtype);  // bytes per element in memory (1 for storage types, a std::string's for text)
+// Bytes per element in memory (1 for storage types, a std::string's for text, both parts of a
+// complex number).
+size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);             // "float32", "bfloat16", "float8_e4m3fn", ...
 DType dtype_from_name(const std::string& name);  // throws kiln::Error for unknown names
 inline std::ostream& operator<<(std::ostream& os, DType d) {
   return os << dtype_name(d);
 }
 
-// ONNX TensorProto.DataType codes (FLOAT = 1, ..., BFLOAT16 = 16, FLOAT8E4M3FN = 17, ...,
-// INT2 = 26), used by attributes such as Cast's `to`. dtype_from_onnx throws kiln::Error(kUnsupported) for
-// types Kiln does not have.
+// ONNX TensorProto.DataType codes (FLOAT = 1, ..., COMPLEX64 = 14, COMPLEX128 = 15, BFLOAT16 =
+// 16, FLOAT8E4M3FN = 17, ..., INT2 = 26), used by attributes such as Cast's `to`. dtype_from_onnx throws
+// kiln::Error(kUnsupported) for types Kiln does not have.
 int dtype_to_onnx(DType dtype);
 DType dtype_from_onnx(int64_t code);
 
 constexpr bool is_floating(DType d) {
   return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16;
 }
+// Whether Tensor::cast (and so ONNX's Cast) converts `from` to `to`: every pair except a complex
+// number to a real type or text (which would drop its imaginary part or need a text form) and text
+// to a complex number.
+constexpr bool is_castable(DType from, DType to) {
+  if (is_complex(from)) return is_complex(to);
+  return !(is_complex(to) && from == DType::kString);
+}
+
 constexpr bool is_integral(DType d) {
   return d == DType::kInt8 || d == DType::kUInt8 || d == DType::kInt32 || d == DType::kInt64 ||
          d == DType::kInt16 || d == DType::kUInt16 || d == DType::kUInt32 || d == DType::kUInt64;
@@ -163,6 +186,14 @@ template <>
 struct DTypeOf<std::string> {
   static constexpr DType value = DType::kString;
 };
+template <>
+struct DTypeOf<std::complex<float>> {
+  static constexpr DType value = DType::kComplex64;
+};
+template <>
+struct DTypeOf<std::complex<double>> {
+  static constexpr DType value = DType::kComplex128;
+};
 template <class T>
 inline constexpr DType dtype_of = DTypeOf<std::remove_cv_t<T>>::value;
 
@@ -178,7 +209,7 @@ struct TypeTag {
 [[noreturn]] void raise_no_arithmetic(DType dtype);
 
 // Calls f(TypeTag<T>{}) with the C++ type of `dtype`; a storage type, which has no C++ type to
-// compute in, and a string throw kiln::Error (kUnsupported) naming it.
+// compute in, a string and a complex number throw kiln::Error (kUnsupported) naming it.
 template <class F>
 decltype(auto) dispatch_dtype(DType dtype, F&& f) {
   switch (dtype) {
@@ -211,7 +242,7 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
     default:
       break;
   }
-  if (is_storage_type(dtype) || is_string(dtype)) raise_no_arithmetic(dtype);
+  if (is_moved_only(dtype) || is_string(dtype)) raise_no_arithmetic(dtype);
   raise(ErrorCode::kInternal, "dispatch_dtype: invalid dtype ", static_cast<int>(dtype));
 }
 

@@ -69,6 +69,10 @@ struct TensorSpec {
   bool optional = false;          // may be absent: an undefined Tensor (ONNX's optional type)
 };
 
+// What `spec` takes, as errors and `kiln info` say it: "float32 (1, 3, 224, 224)", "a sequence of
+// int64 tensors", "an optional float32 (2)", "any tensor".
+std::string describe(const TensorSpec& spec);
+
 class Predictor {
  public:
   // Loads a model:

@@ -114,6 +114,11 @@ struct QuantizeOptions {
   bool reduce_range = false;
 };
 
+// Refuses (kiln::Error, kInvalidArgument) an excluded node name that is no node of `model`, which
+// would exclude nothing, naming some of the nodes there are. quantize_model and quantize_dynamic
+// check it too; a caller with the model at hand checks before calibrating.
+void check_excluded_nodes(const graph::Graph& model, const QuantizeOptions& options);
+
 // The thresholds calibration chose, per activation name (for reports and tests).
 struct CalibrationResult {
   std::map<std::string, float> thresholds;

@@ -5,6 +5,8 @@ namespace kiln {
 size_t dtype_size(DType dtype) {
   if (is_storage_type(dtype)) return 1;
   if (is_string(dtype)) return sizeof(std::string);
+  if (dtype == DType::kComplex64) return sizeof(std::complex<float>);
+  if (dtype == DType::kComplex128) return sizeof(std::complex<double>);
   return dispatch_dtype(dtype, [](auto tag) { return sizeof(typename decltype(tag)::type); });
 }
 
@@ -13,6 +15,10 @@ void raise_no_arithmetic(DType dtype) {
     raise(ErrorCode::kUnsupported,
           "string tensors hold text: Kiln moves, compares and converts them (Cast, Equal, the string ops) "
           "but does not compute with them");
+  if (is_complex(dtype))
+    raise(ErrorCode::kUnsupported, dtype_name(dtype),
+          " is a complex type: Kiln holds and moves it (the data movement ops, Where, Cast) but does not "
+          "compute in it");
   raise(ErrorCode::kUnsupported, dtype_name(dtype),
         " is a storage type: Kiln holds, moves and converts it (Cast, QuantizeLinear, DequantizeLinear) but "
         "does not compute in it; cast it to a wider type first");
@@ -69,6 +75,10 @@ const char* dtype_name(DType dtype) {
       return "uint2";
     case DType::kString:
       return "string";
+    case DType::kComplex64:
+      return "complex64";
+    case DType::kComplex128:
+      return "complex128";
   }
   return "invalid";
 }
@@ -82,7 +92,7 @@ bool any_dtype(F&& f) {
     if (f(d)) return true;
   for (DType d : kStorageDTypes)
     if (f(d)) return true;
-  return f(DType::kString);
+  return f(DType::kString) || f(DType::kComplex64) || f(DType::kComplex128);
 }
 
 }  // namespace
@@ -148,6 +158,10 @@ int dtype_to_onnx(DType dtype) {
       return 26;
     case DType::kString:
       return 8;
+    case DType::kComplex64:
+      return 14;
+    case DType::kComplex128:
+      return 15;
   }
   return 0;
 }

@@ -339,11 +339,39 @@ Tensor format_numbers(const Tensor& src) {
   return out;
 }
 
+// A contiguous complex tensor read as its parts: its real type with a trailing axis of 2 (real,
+// imaginary), sharing its storage.
+Tensor complex_parts(const Tensor& c) {
+  std::vector<int64_t> dims(c.shape().begin(), c.shape().end());
+  dims.push_back(2);
+  return Tensor(c.storage(), Shape(std::move(dims)),
+                c.dtype() == DType::kComplex64 ? DType::kFloat32 : DType::kFloat64, {}, c.offset() * 2);
+}
+
+// Into a complex type: a complex number's parts convert one by one; a real number becomes the
+// real part, with an imaginary part of 0.
+Tensor cast_to_complex(const Tensor& src, DType to) {
+  Tensor out = Tensor::zeros(src.shape(), to, src.device());
+  Tensor parts = complex_parts(out);
+  if (is_complex(src.dtype())) {
+    parts.copy_from(complex_parts(src).cast(parts.dtype()));
+    return out;
+  }
+  std::vector<int64_t> column(src.shape().begin(), src.shape().end());
+  column.push_back(1);
+  parts.slice(src.ndim(), 0, 1).copy_from(src.cast(parts.dtype()).reshape(Shape(std::move(column))));
+  return out;
+}
+
 }  // namespace
 
 Tensor Tensor::cast(DType dtype, const CastOptions& options) const {
+  KILN_CHECK(is_castable(dtype_, dtype), ErrorCode::kTypeMismatch, "Tensor::cast: ", dtype_name(dtype_),
+             " does not convert to ", dtype_name(dtype),
+             is_complex(dtype_) ? " (it would drop the imaginary part)" : "");
   if (dtype == dtype_) return clone();
   const Tensor src = contiguous();
+  if (is_complex(dtype)) return cast_to_complex(src, dtype);
   if (is_string(dtype_)) return parse_strings(src, dtype);
   if (is_string(dtype)) return format_numbers(src);
   if (is_storage_type(dtype_) && !is_storage_type(dtype)) return widen_storage(src).cast(dtype);
@@ -427,9 +455,9 @@ std::string Tensor::to_string(int64_t max_elements) const {
     os << "]\n<sequence of " << elements_->size() << ' ' << dtype_name(dtype_) << " tensors>";
     return os.str();
   }
-  // Storage types print as the numbers they hold.
+  // Storage types print as the numbers they hold, complex numbers as (real,imaginary).
   const Tensor c = is_storage_type(dtype_) ? widen_storage(contiguous()) : contiguous();
-  dispatch_dtype(c.dtype(), [&](auto tag) {
+  const auto print = [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (ndim() == 0) {
       os << static_cast<compute_t<T>>(*c.data<T>());
@@ -438,7 +466,14 @@ std::string Tensor::to_string(int64_t max_elements) const {
     } else {
       print_values(os, c.data<T>(), shape_, 0, 0, c.strides(), numel() > max_elements);
     }
-  });
+  };
+  if (dtype_ == DType::kComplex64) {
+    print(TypeTag<std::complex<float>>{});
+  } else if (dtype_ == DType::kComplex128) {
+    print(TypeTag<std::complex<double>>{});
+  } else {
+    dispatch_dtype(c.dtype(), print);
+  }
   os << "\n<Tensor " << shape_ << ' ' << dtype_name(dtype_) << '>';
   return os.str();
 }

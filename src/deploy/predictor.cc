@@ -15,14 +15,14 @@
 
 namespace kiln {
 
-namespace {
-
 std::string describe(const TensorSpec& spec) {
   if (!spec.known) return "any tensor";
   return ops::describe_info(
       ops::TensorInfo{spec.dtype, spec.shape,
                       spec.sequence ? ops::ValueKind::kSequence : ops::ValueKind::kTensor, spec.optional});
 }
+
+namespace {
 
 std::string describe(const Tensor& t) {
   return t.defined() ? ops::describe_info(ops::info_of(t)) : "no value";

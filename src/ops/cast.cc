@@ -23,6 +23,14 @@ void cast_kernel(KernelContext& ctx) {
   out.copy_from(in.cast(out.dtype(), options));
 }
 
+// `to`, once input 0's dtype is known to convert to it (dtype.hpp's is_castable).
+DType castable_to(const InferContext& ctx, DType to) {
+  KILN_CHECK(is_castable(ctx.dtype(0), to), ErrorCode::kTypeMismatch, ctx.input_label(0), " is ",
+             dtype_name(ctx.dtype(0)), ", which does not convert to ", dtype_name(to),
+             is_complex(ctx.dtype(0)) ? " (it would drop the imaginary part)" : "");
+  return to;
+}
+
 // A float-to-float conversion passes the gradient through, converted back to the input's dtype.
 // (Gradients never flow out of integer or bool results: the tape does not record them.)
 void cast_gradient(GradientContext& ctx) {
@@ -74,7 +82,8 @@ KILN_REGISTER_OP(Cast)
     .attr("saturate", AttrType::kInt, 1, require_flag)
     .attr("round_mode", AttrType::kString, std::string("up"), one_of({"up", "down", "nearest"}))
     .infer([](InferContext& ctx) {
-      return std::vector<TensorInfo>{{dtype_from_onnx(ctx.attrs().get_int("to")), ctx.shape(0)}};
+      return std::vector<TensorInfo>{
+          {castable_to(ctx, dtype_from_onnx(ctx.attrs().get_int("to"))), ctx.shape(0)}};
     })
     .kernel(cast_kernel)
     .gradient(cast_gradient);
@@ -89,7 +98,7 @@ KILN_REGISTER_OP(CastLike)
     .attr("saturate", AttrType::kInt, 1, require_flag)
     .attr("round_mode", AttrType::kString, std::string("up"), one_of({"up", "down", "nearest"}))
     .infer([](InferContext& ctx) {
-      return std::vector<TensorInfo>{{ctx.dtype(1), ctx.shape(0)}};
+      return std::vector<TensorInfo>{{castable_to(ctx, ctx.dtype(1)), ctx.shape(0)}};
     })
     .kernel(cast_kernel)
     .gradient(cast_gradient);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <type_traits>
@@ -423,7 +424,8 @@ KILN_REGISTER_OP(Xor)
     .infer(infer_compare<kBoolOnly>)
     .kernel(compare_kernel([](auto a, auto b) { return a != b; }));
 
-// Where copies whole elements: an unsigned integer of the element's size stands for every dtype.
+// Where copies whole elements: an unsigned integer of the element's size stands for every dtype
+// (std::complex<double> for complex128's 16 bytes).
 // Inputs of the output's shape or of one element (the gradient rules' Where(mask, g, 0)) take a
 // flat loop; others the broadcast plan's rows.
 template <class U>
@@ -466,8 +468,10 @@ void where_kernel(KernelContext& ctx) {
       return select_elements<uint16_t>(ctx);
     case 4:
       return select_elements<uint32_t>(ctx);
-    default:  // 8, the largest dtype
+    case 8:
       return select_elements<uint64_t>(ctx);
+    default:  // 16, complex128
+      return select_elements<std::complex<double>>(ctx);
   }
 }
 

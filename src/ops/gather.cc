@@ -253,6 +253,14 @@ Reduction reduction_of(const Attrs& attrs) {
   return Reduction::kNone;
 }
 
+// Only reduction none (a copy) serves the types Kiln moves but does not compute in.
+void require_copy_for_moved_only(const InferContext& ctx) {
+  KILN_CHECK(reduction_of(ctx.attrs()) == Reduction::kNone || !is_moved_only(ctx.dtype(0)),
+             ErrorCode::kUnsupported, "attribute 'reduction' ", ctx.attrs().get_string("reduction"), ": ",
+             ctx.input_label(0), " is ", dtype_name(ctx.dtype(0)),
+             ", which Kiln moves but does not compute in; only reduction none (a copy) serves it");
+}
+
 // a (op) b in T. Integers wrap like numpy's; max and min propagate NaN like np.maximum.
 template <class T>
 T combine(T a, T b, Reduction r) {
@@ -316,6 +324,7 @@ void copy_data_to_output(KernelContext& ctx) {
 std::vector<TensorInfo> infer_scatter_elements(InferContext& ctx) {
   check_elements_shapes(ctx);
   require_same_dtype(ctx, 0, 2);
+  require_copy_for_moved_only(ctx);
   KILN_CHECK(ctx.shape(2) == ctx.shape(1) || !ctx.shape(2).is_known() || !ctx.shape(1).is_known(),
              ErrorCode::kShapeMismatch, ctx.input_label(2), ": expected shape ", ctx.shape(1),
              " (the shape of ", ctx.input_label(1), "), got ", ctx.shape(2));
@@ -357,6 +366,7 @@ void scatter_elements_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(ScatterElements)
+    .takes_storage_types()
     .doc(
         "A copy of `data` with output[i][indices[i][j][k]][k] = updates[i][j][k] for axis 1 (likewise "
         "for other axes), or combined with it by `reduction` (add, mul, max, min).")
@@ -513,6 +523,7 @@ KILN_REGISTER_OP(GatherND)
 std::vector<TensorInfo> infer_scatter_nd(InferContext& ctx) {
   require_dtype(ctx, 1, kIndexDTypes);
   require_same_dtype(ctx, 0, 2);
+  require_copy_for_moved_only(ctx);
   require_rank_at_least_1(ctx, 0);
   require_rank_at_least_1(ctx, 1);
   const Shape& data = ctx.shape(0);
@@ -554,6 +565,7 @@ void scatter_nd_kernel(KernelContext& ctx) {
 }
 
 KILN_REGISTER_OP(ScatterND)
+    .takes_storage_types()
     .doc(
         "A copy of `data` with the slices addressed by the index tuples of `indices` replaced by "
         "`updates`, or combined with them by `reduction` (add, mul, max, min).")

@@ -64,10 +64,11 @@ inline void validate_onnx_dtype(const AttrValue& v, const std::string& what) {
 inline void validate_compute_dtype(const AttrValue& v, const std::string& what) {
   validate_onnx_dtype(v, what);
   const DType dtype = dtype_from_onnx(std::get<int64_t>(v.variant()));
-  KILN_CHECK(!is_storage_type(dtype) && !is_string(dtype), ErrorCode::kUnsupported, what, ": ",
+  KILN_CHECK(!is_moved_only(dtype) && !is_string(dtype), ErrorCode::kUnsupported, what, ": ",
              dtype_name(dtype),
-             is_string(dtype) ? " holds text, which this op does not compute in"
-                              : " is a storage type, which this op does not compute in");
+             is_string(dtype)    ? " holds text, which this op does not compute in"
+             : is_complex(dtype) ? " is a complex type, which this op does not compute in"
+                                 : " is a storage type, which this op does not compute in");
 }
 
 }  // namespace kiln::ops

@@ -291,10 +291,14 @@ std::vector<TensorInfo> OpSchema::infer_types(const Attrs& attrs,
         raise(ErrorCode::kTypeMismatch, ctx.input_label(i), " is a string tensor; ", name_, " takes numbers");
     }
     for (int i = 0; i < n && !storage_types_; ++i) {
-      if (ctx.has_input(i) && is_storage_type(ctx.dtype(i)))
-        raise(ErrorCode::kUnsupported, ctx.input_label(i), " is ", dtype_name(ctx.dtype(i)),
-              ", a storage type Kiln converts and moves but does not compute in; Cast it to a wider type "
-              "first");
+      // A complex input is outside the op's types (ONNX computes in no complex type either); a
+      // storage type is one Kiln has yet to compute in.
+      if (ctx.has_input(i) && is_moved_only(ctx.dtype(i)))
+        raise(is_complex(ctx.dtype(i)) ? ErrorCode::kTypeMismatch : ErrorCode::kUnsupported,
+              ctx.input_label(i), " is ", dtype_name(ctx.dtype(i)),
+              is_complex(ctx.dtype(i)) ? ", a complex type Kiln moves but does not compute in"
+                                       : ", a storage type Kiln converts and moves but does not compute in; "
+                                         "Cast it to a wider type first");
     }
     return infer_(ctx);
   });

@@ -177,9 +177,10 @@ class OpSchema {
   // NonMaxSuppression, Compress, Unique): those inputs are shape inputs, but they are not small
   // values a plan can be keyed by; the runtime runs the node, learns the sizes, and plans the rest.
   OpSchema& data_dependent_shape();
-  // Marks an op that takes the storage types (dtype.hpp: 8- and 4-bit floats, 4- and 2-bit
-  // integers): it converts them (Cast, QuantizeLinear, DequantizeLinear) or moves whole elements.
-  // Shape inference refuses them for every other op, naming the input.
+  // Marks an op that takes the types Kiln does not compute in (dtype.hpp's is_moved_only: the 8-
+  // and 4-bit floats, the 4- and 2-bit integers, complex numbers): it converts them (Cast,
+  // QuantizeLinear, DequantizeLinear) or moves whole elements. Shape inference refuses them for
+  // every other op, naming the input.
   OpSchema& takes_storage_types();
   // Marks an op that takes sequences or optional values (the sequence ops, the optional ops,
   // Identity, control flow). Shape inference refuses them for every other op, naming the input.

@@ -210,6 +210,7 @@ void pad_gradient(GradientContext& ctx) {
 }
 
 KILN_REGISTER_OP(Pad)
+    .takes_storage_types()
     .doc(
         "Pads (or, with negative amounts, crops) each axis: pads = [x1_begin, x2_begin, ..., "
         "x1_end, x2_end, ...] for `axes` (all axes when absent). Modes: constant (constant_value, "

@@ -1,7 +1,7 @@
 // Ops that pick parts of a tensor by its values (ONNX opset 28, NonMaxSuppression opset 11):
 // NonZero (the indices of the nonzero elements, as numpy.nonzero), Compress (slices where a bool
-// condition holds), ReverseSequence (reverses the first
-// sequence_lens[b] steps of each batch entry), Unique (distinct elements or slices, as
+// condition holds), ReverseSequence (reverses the first sequence_lens[b] steps of each batch
+// entry), Unique (distinct elements or slices, as
 // numpy.unique) and NonMaxSuppression (greedy box selection by score and overlap).
 //
 // NonZero, Compress, Unique and NonMaxSuppression have output shapes that depend on input values,
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <optional>
 #include <type_traits>
@@ -28,23 +29,22 @@ inline constexpr DType kInt64DType[] = {DType::kInt64};
 inline constexpr DType kFloat32DType[] = {DType::kFloat32};
 
 // out[o, j, :] = in[o, picked[j], :], both viewed as (outer, axis, inner) around the same axis.
+// Whole rows of bytes are copied, so every dtype Kiln holds goes through.
 void gather_slices(const Tensor& in, Tensor& out, const AxisSplit& s, const std::vector<int64_t>& picked) {
   const auto count = static_cast<int64_t>(picked.size());
   if (out.numel() == 0) return;
-  dispatch_dtype(in.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* src = in.data<T>();
-    T* dst = out.data<T>();
-    const int64_t inner = s.inner;
-    parallel_for(0, s.outer * count, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
-                 [&](int64_t b, int64_t e) {
-                   for (int64_t row = b; row < e; ++row) {
-                     const int64_t o = row / count, j = row % count;
-                     std::copy_n(src + (o * s.axis + picked[static_cast<size_t>(j)]) * inner, inner,
-                                 dst + row * inner);
-                   }
-                 });
-  });
+  const auto row_bytes = s.inner * static_cast<int64_t>(in.itemsize());
+  const auto* src = static_cast<const char*>(in.raw_data());
+  auto* dst = static_cast<char*>(out.raw_data());
+  parallel_for(0, s.outer * count, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(s.inner, 1)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t row = b; row < e; ++row) {
+                   const int64_t o = row / count, j = row % count;
+                   std::memcpy(dst + row * row_bytes,
+                               src + (o * s.axis + picked[static_cast<size_t>(j)]) * row_bytes,
+                               static_cast<size_t>(row_bytes));
+                 }
+               });
 }
 
 // ---- Compress ----
@@ -70,7 +70,6 @@ std::optional<int> compress_axis(const Attrs& attrs, int rank) {
 }
 
 std::vector<TensorInfo> infer_compress(InferContext& ctx) {
-  require_dtype(ctx, 0, kComputeDTypes);
   require_dtype(ctx, 1, kBoolDType);
   require_rank(ctx, 1, 1, 1);
   const Shape& in = ctx.shape(0);
@@ -104,7 +103,6 @@ void check_sequence_lens(const std::vector<int64_t>& lens, int64_t steps, const 
 }
 
 std::vector<TensorInfo> infer_reverse_sequence(InferContext& ctx) {
-  require_dtype(ctx, 0, kComputeDTypes);
   KILN_CHECK(ctx.shape(0).ndim() >= 2, ErrorCode::kShapeMismatch, ctx.input_label(0),
              ": expected rank >= 2 (batch and time axes), got shape ", ctx.shape(0));
   require_dtype(ctx, 1, kInt64DType);
@@ -133,24 +131,25 @@ void reverse_sequence_kernel(KernelContext& ctx) {
   const int64_t inner = d0 * d1 == 0 ? 0 : x.numel() / (d0 * d1);
   const std::vector<int64_t> lens = ctx.input(1).to_vector<int64_t>();
   check_sequence_lens(lens, steps, "input 1 (sequence_lens)");
-  dispatch_dtype(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* src = x.data<T>();
-    T* dst = ctx.output(0).data<T>();
-    // Row r is (i0, i1) over the first two axes; it reads the time step mirrored within the
-    // batch entry's length, or its own step past that length.
-    parallel_for(0, d0 * d1, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
-                 [&](int64_t first, int64_t last) {
-                   for (int64_t r = first; r < last; ++r) {
-                     const int64_t b = batch_first ? r / d1 : r % d1;
-                     const int64_t t = batch_first ? r % d1 : r / d1;
-                     const int64_t len = lens[static_cast<size_t>(b)];
-                     const int64_t from = t < len ? len - 1 - t : t;
-                     const int64_t source_row = batch_first ? b * steps + from : from * batch + b;
-                     std::copy_n(src + source_row * inner, inner, dst + r * inner);
-                   }
-                 });
-  });
+  if (x.numel() == 0) return;
+  const auto row_bytes = inner * static_cast<int64_t>(x.itemsize());
+  const auto* src = static_cast<const char*>(x.raw_data());
+  auto* dst = static_cast<char*>(ctx.output(0).raw_data());
+  // Row r is (i0, i1) over the first two axes; it reads the time step mirrored within the batch
+  // entry's length, or its own step past that length. Whole rows of bytes are copied, so every
+  // dtype Kiln holds goes through.
+  parallel_for(0, d0 * d1, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
+               [&](int64_t first, int64_t last) {
+                 for (int64_t r = first; r < last; ++r) {
+                   const int64_t b = batch_first ? r / d1 : r % d1;
+                   const int64_t t = batch_first ? r % d1 : r / d1;
+                   const int64_t len = lens[static_cast<size_t>(b)];
+                   const int64_t from = t < len ? len - 1 - t : t;
+                   const int64_t source_row = batch_first ? b * steps + from : from * batch + b;
+                   std::memcpy(dst + r * row_bytes, src + source_row * row_bytes,
+                               static_cast<size_t>(row_bytes));
+                 }
+               });
 }
 
 // ---- Unique ----
@@ -438,6 +437,8 @@ KILN_REGISTER_OP(NonZero)
     .kernel(nonzero_kernel);
 
 KILN_REGISTER_OP(Compress)
+    .moves_strings()
+    .takes_storage_types()
     .doc(
         "The slices along `axis` (elements of the flattened input without it) where the 1-D bool "
         "condition is true, as numpy.compress.")
@@ -450,6 +451,8 @@ KILN_REGISTER_OP(Compress)
     .kernel(compress_kernel);
 
 KILN_REGISTER_OP(ReverseSequence)
+    .moves_strings()
+    .takes_storage_types()
     .doc(
         "Reverses the first sequence_lens[b] steps along time_axis of each entry b along batch_axis "
         "(axes 0 and 1, either way round); later steps are copied.")

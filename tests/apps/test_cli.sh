@@ -30,7 +30,8 @@ grep -q "parameters: 1002 " "$dir/info.txt" || fail "info: wrong parameter count
 "$python" - "$dir/info.json" <<'PY'
 import json, sys
 info = json.load(open(sys.argv[1]))
-assert info["inputs"] == [{"name": "data", "dtype": "float32", "shape": [4, 20], "declared_shape": [-1, 20]}], \
+assert info["inputs"] == [{"name": "data", "dtype": "float32", "shape": [4, 20], "sequence": False, "optional": False,
+                           "declared_shape": [-1, 20]}], \
     info["inputs"]
 assert [(n["name"], n["op"], n["inputs"][0], n["outputs"][0]) for n in info["nodes"]] == [
     ("fc1", "Gemm", "(4, 20)", "(4, 32)"), ("relu1", "Relu", "(4, 32)", "(4, 32)"),

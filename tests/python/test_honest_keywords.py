@@ -115,3 +115,18 @@ def test_predictor_refuses_the_parameters_of_another_model(tmp_path):
                                            r"more are not in .*first-0000.params', which holds 2 arrays "
                                            r"\(arg:(?!\1)dense\d+_weight, arg:dense\d+_bias\)"):
         mx.Predictor(str(tmp_path / "first"))
+
+
+def test_gluon_prefix_names_parameters_and_shared_params_are_refused():
+    net = mx.gluon.nn.HybridSequential(prefix="net_")
+    with net.name_scope():
+        net.add(mx.gluon.nn.Dense(3, in_units=2))
+    assert sorted(net.collect_params().keys()) == ["net_dense0_bias", "net_dense0_weight"]
+
+    class Two(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x
+
+    assert Two(prefix="two_").prefix == "two_"
+    with pytest.raises(NotImplementedError, match=r"Two\(params=...\): sharing another block's parameters"):
+        Two(params=net.collect_params())

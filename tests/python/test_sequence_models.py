@@ -5,6 +5,7 @@ sequence and joins it; a model that takes a sequence (tensors of different shape
 back, edited; an optional input that may be left empty. Then the same models written back by
 `kiln convert` and run by ONNX Runtime, and the errors bad positions and wrong kinds of input
 give. Weights are random; the models are written here with onnx.helper."""
+import json
 import os
 import subprocess
 
@@ -278,3 +279,18 @@ def test_kiln_run_takes_a_sequence_as_a_folder_and_writes_one(tmp_path):
                           f"extra={tmp_path / 'extra.npy'}", "--input", f"at={tmp_path / 'at.npy'}"],
                          capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode != 0 and "input 'images'" in bad.stderr and "sequence" in bad.stderr
+
+
+def test_kiln_info_describes_sequence_and_optional_values(tmp_path):
+    assert KILN_CLI, "KILN_CLI names the kiln command (ctest sets it)"
+    rng = np.random.default_rng(25)
+    path = edit_sequence(tmp_path / "edit.onnx", rng)
+    text = subprocess.run([KILN_CLI, "info", path], check=True, capture_output=True, text=True).stdout
+    assert "images  a sequence of float32 tensors" in text, text
+    info = json.loads(subprocess.run([KILN_CLI, "info", path, "--json"], check=True, capture_output=True,
+                                     text=True).stdout)
+    assert info["inputs"][0] == {"name": "images", "dtype": "float32", "shape": None, "sequence": True,
+                                 "optional": False}
+    optional = optional_bias(tmp_path / "optional.onnx", rng)
+    text = subprocess.run([KILN_CLI, "info", optional], check=True, capture_output=True, text=True).stdout
+    assert "bias  an optional float32 (3,)" in text and "activation memory: not planned" in text, text

@@ -91,10 +91,19 @@ class _PythonBlock:
         object.__setattr__(self, name, value)
 
 
+def _refuse_shared_params(block, params):
+    """MXNet's `params=` (another block's ParameterDict, whose parameters this block would reuse) is
+    refused rather than ignored: the block would silently get parameters of its own."""
+    if params is not None:
+        raise NotImplementedError(f"{type(block).__name__}(params=...): sharing another block's parameters "
+                                  "is not supported; give each block its own parameters")
+
+
 class Block(_PythonBlock, _g.Block):
     """Base class of Python blocks: implement forward(self, *inputs)."""
 
     def __init__(self, prefix=None, params=None):
+        _refuse_shared_params(self, params)
         _g.Block.__init__(self, type(self).__name__.lower(), prefix or "")
 
 
@@ -104,6 +113,7 @@ class HybridBlock(_PythonBlock, _g.HybridBlock):
     have unknown (0) dimensions implements infer_shape(self, *inputs) to set them."""
 
     def __init__(self, prefix=None, params=None):
+        _refuse_shared_params(self, params)
         _g.HybridBlock.__init__(self, type(self).__name__.lower(), prefix or "")
 
 

@@ -39,6 +39,9 @@ DLDataType dl_dtype(DType dtype) {
       return {kDLUInt, bits, 1};
     case DType::kBool:
       return {kDLBool, bits, 1};
+    case DType::kComplex64:
+    case DType::kComplex128:
+      return {kDLComplex, bits, 1};
     default:
       break;
   }
@@ -63,6 +66,8 @@ DType kiln_dtype(const DLDataType& t) {
   if (code == kDLUInt && bits == 32) return DType::kUInt32;
   if (code == kDLUInt && bits == 64) return DType::kUInt64;
   if (code == kDLBool && bits == 8) return DType::kBool;
+  if (code == kDLComplex && bits == 64) return DType::kComplex64;
+  if (code == kDLComplex && bits == 128) return DType::kComplex128;
   raise(ErrorCode::kUnsupported, "from_dlpack: DLPack type code ", code, " with ", bits,
         " bits has no Kiln dtype");
 }

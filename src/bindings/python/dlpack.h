@@ -15,7 +15,14 @@ struct DLDevice {
   DLDeviceType device_type;
   int32_t device_id;
 };
-enum DLDataTypeCode : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+enum DLDataTypeCode : uint8_t {
+  kDLInt = 0,
+  kDLUInt = 1,
+  kDLFloat = 2,
+  kDLBfloat = 4,
+  kDLComplex = 5,
+  kDLBool = 6
+};
 struct DLDataType {
   uint8_t code;
   uint8_t bits;

@@ -91,6 +91,8 @@ DType dtype_from_descr(const std::string& descr, const std::string& path) {
   if (code == "u2") return DType::kUInt16;
   if (code == "u4") return DType::kUInt32;
   if (code == "u8") return DType::kUInt64;
+  if (code == "c8") return DType::kComplex64;
+  if (code == "c16") return DType::kComplex128;
   if (code == "V2") return DType::kBFloat16;  // numpy's own bytes for ml_dtypes' bfloat16
   raise(ErrorCode::kUnsupported, path, ": unsupported dtype descriptor '", descr, "'");
 }
@@ -123,6 +125,10 @@ const char* descr_for(DType dtype) {
       return "<u4";
     case DType::kUInt64:
       return "<u8";
+    case DType::kComplex64:
+      return "<c8";
+    case DType::kComplex128:
+      return "<c16";
     default:
       break;
   }

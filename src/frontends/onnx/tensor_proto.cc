@@ -214,7 +214,22 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const TensorSource& s
     copy_field(field, out, numel);
     return out;
   };
+  // Complex numbers lie in float_data (complex64) or double_data (complex128) as (real, imaginary)
+  // pairs.
+  const auto check_then_copy_pairs = [&](const auto& field, const char* field_name, auto part_tag) {
+    using Part = typename decltype(part_tag)::type;
+    KILN_CHECK(field.size() == 2 * numel, ErrorCode::kIo, where, ": ", field_name, " has ", field.size(),
+               " numbers, shape ", d.shape, " of ", dtype_name(d.dtype), " needs ", 2 * numel,
+               " (a real and an imaginary part each)");
+    Tensor out = Tensor::empty(d.shape, d.dtype);
+    std::copy(field.begin(), field.end(), static_cast<Part*>(out.raw_data()));
+    return out;
+  };
   switch (d.dtype) {
+    case DType::kComplex64:
+      return check_then_copy_pairs(proto.float_data(), "float_data", TypeTag<float>{});
+    case DType::kComplex128:
+      return check_then_copy_pairs(proto.double_data(), "double_data", TypeTag<double>{});
     case DType::kFloat32:
       return check_then_copy(proto.float_data(), "float_data");
     case DType::kFloat64:

@@ -57,33 +57,13 @@ struct Selection {
   std::map<const Value*, const Value*> shares_with;  // value -> the value whose parameters it takes
 };
 
-// An excluded name that is no node's would exclude nothing, silently: refused, with the names
-// there are (kiln info --nodes lists them with their ops).
-void check_excluded_names(const Graph& g, const std::set<std::string>& names) {
-  std::set<std::string> missing = names;
-  for (const Node* n : g.topological_order()) missing.erase(n->name);
-  if (missing.empty()) return;
-  std::string some;
-  int listed = 0;
-  for (const Node* n : g.topological_order()) {
-    if (n->name.empty()) continue;
-    if (listed++ == 8) {
-      some += ", ...";
-      break;
-    }
-    some += (some.empty() ? "'" : ", '") + n->name + "'";
-  }
-  raise(ErrorCode::kInvalidArgument, "quantize: excluded node '", *missing.begin(),
-        "' is not a node of the model (its nodes: ", some, ")");
-}
-
 // The nodes to quantize, in graph order: those with constant float weights (of `only_ops` when
 // given), less the excluded ones and the first/last when asked.
 void pick_nodes(Graph& g, const QuantizeOptions& options, const std::set<std::string>& only_ops,
                 Selection& s) {
   const std::set<std::string> names(options.excluded_node_names.begin(), options.excluded_node_names.end());
   const std::set<std::string> ops(options.excluded_op_types.begin(), options.excluded_op_types.end());
-  check_excluded_names(g, names);
+  check_excluded_nodes(g, options);
   std::vector<Node*> candidates;
   for (Node* n : g.topological_order())
     if (weight_channel_axis(g, *n) >= 0 && (only_ops.empty() || only_ops.count(n->op)))
@@ -375,6 +355,25 @@ CalibrationResult quantize_model_file(const std::string& model_path, const std::
       quantize_model(deploy::load_graph(model_path), npy_folder_batches(calib_folder), options, &result);
   onnx::export_model(quantized, output_path);
   return result;
+}
+
+// kiln info --nodes lists the names with their ops.
+void check_excluded_nodes(const Graph& g, const QuantizeOptions& options) {
+  std::set<std::string> missing(options.excluded_node_names.begin(), options.excluded_node_names.end());
+  for (const Node* n : g.topological_order()) missing.erase(n->name);
+  if (missing.empty()) return;
+  std::string some;
+  int listed = 0;
+  for (const Node* n : g.topological_order()) {
+    if (n->name.empty()) continue;
+    if (listed++ == 8) {
+      some += ", ...";
+      break;
+    }
+    some += (some.empty() ? "'" : ", '") + n->name + "'";
+  }
+  raise(ErrorCode::kInvalidArgument, "quantize: excluded node '", *missing.begin(),
+        "' is not a node of the model (its nodes: ", some, ")");
 }
 
 void quantize_dynamic_file(const std::string& model_path, const std::string& output_path,
