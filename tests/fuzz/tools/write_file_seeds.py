@@ -3,6 +3,8 @@
   calibration_folder/   folders in fuzz_calibration_folder's encoding: batch files, batch folders
   onnx_external/        small ONNX models whose tensors live in weights.bin, as onnx writes them,
                         within the 64 KiB file fuzz_onnx_external puts beside them
+  npy/, tensor_pb/      complex numbers: numpy's '<c8' and '<c16', ONNX's float_data / double_data
+                        pairs and raw bytes
 Every .npy inside is numpy's own np.save, every model onnx's own writer.
     .venv/bin/python tests/fuzz/tools/write_file_seeds.py"""
 import io
@@ -80,7 +82,19 @@ def onnx_external():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])], [m, shape])
 
 
+def complex_numbers():
+    write("npy", "c64_2x3.npy", npy_bytes((np.arange(6) + 1j * np.arange(6)[::-1]).astype(np.complex64).reshape(2, 3)))
+    write("npy", "c128_1.npy", npy_bytes(np.array([1.5 - 2j], np.complex128)))
+    write("tensor_pb", "complex64_float_data.pb",
+          helper.make_tensor("pairs", TensorProto.COMPLEX64, [2], [1 + 2j, -3.5j]).SerializeToString())
+    write("tensor_pb", "complex128_double_data.pb",
+          helper.make_tensor("pairs", TensorProto.COMPLEX128, [1, 2], [0.25 + 1j, 2 - 1j]).SerializeToString())
+    write("tensor_pb", "complex64_raw.pb",
+          numpy_helper.from_array(np.array([[1 + 1j, 2]], np.complex64), "raw").SerializeToString())
+
+
 if __name__ == "__main__":
     labels()
     calibration()
     onnx_external()
+    complex_numbers()
