@@ -60,8 +60,10 @@ class TraceRecorder final : public detail::OpRecorder {
 
   void record(const std::string& op, const AttrMap& attrs, const std::vector<NDArray>& inputs,
               std::vector<NDArray>& outputs) override {
-    // A call on constants only is a constant: its results are folded in when used.
-    if (std::none_of(inputs.begin(), inputs.end(), [&](const NDArray& a) { return find(a) != nullptr; }))
+    // A call on constants only is a constant, its results folded in when used; unless it draws
+    // random numbers, which the traced graph must draw anew on every run.
+    if (!ops::OpRegistry::global().get(op).is_random() &&
+        std::none_of(inputs.begin(), inputs.end(), [&](const NDArray& a) { return find(a) != nullptr; }))
       return;
     std::vector<graph::Value*> values;
     for (const NDArray& in : inputs) values.push_back(value_of(in));

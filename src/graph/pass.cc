@@ -40,9 +40,22 @@ Value* other_input(const Node& binary, const Value* value) {
 }
 
 bool is_nondeterministic(const Graph& graph, const Node& node) {
-  // ONNX's random generators; listed by name so the rule holds before Kiln registers them.
-  static constexpr std::array<std::string_view, 6> kRandomOps = {
-      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"};
+  // ONNX's random generators and Kiln's Sample* ops (src/ops/random.cc), by name: the graph layer
+  // sits below the op registry.
+  static constexpr std::array<std::string_view, 14> kRandomOps = {"RandomNormal",
+                                                                  "RandomUniform",
+                                                                  "RandomNormalLike",
+                                                                  "RandomUniformLike",
+                                                                  "Multinomial",
+                                                                  "Bernoulli",
+                                                                  "SampleUniform",
+                                                                  "SampleNormal",
+                                                                  "SampleGamma",
+                                                                  "SampleExponential",
+                                                                  "SamplePoisson",
+                                                                  "SampleNegativeBinomial",
+                                                                  "SampleGeneralizedNegativeBinomial",
+                                                                  "SampleRandint"};
   if (std::find(kRandomOps.begin(), kRandomOps.end(), node.op) != kRandomOps.end()) return true;
   if (node.op != "Dropout") return false;
   // Dropout draws only in training mode, and training_mode is only known when it is a constant.

@@ -33,7 +33,10 @@ def test_gluon_tutorial(tmp_path):
     out = run_example("gluon_tutorial.py", tmp_path)
     assert "(4, 10)" in out and "((6, 1, 5, 5), (84,))" in out
     assert os.path.exists(tmp_path / "hybridnet-symbol.json") and os.path.exists(tmp_path / "hybridnet-0001.params")
-    assert out.rstrip().endswith("[0.]\n<NDArray 1 @cpu(0)>")  # reloaded parameters give the same output
+    # Reloaded parameters give the same output, up to float32 rounding: the reloaded net runs op by op,
+    # the original hybridized (one compiled graph).
+    assert out.rstrip().endswith("<NDArray 1 @cpu(0)>")
+    assert float(out.rstrip().splitlines()[-2].strip("[]")) < 1e-6
 
 
 def test_symbol_tutorial(tmp_path):

@@ -3,6 +3,7 @@
 Every function runs a registered C++ op (pushed to Kiln's dependency engine and returning at
 once); values are read by asnumpy(), asscalar() or printing, which wait for the result.
 """
+import builtins as _builtins
 import functools as _functools
 
 import numpy as _np
@@ -369,8 +370,30 @@ def split(data, num_outputs, axis=1, squeeze_axis=False):
 def slice_axis(data, axis, begin, end):
     n = data.shape[axis]
     end = n if end is None else end
-    index = [slice(None)] * (axis % data.ndim) + [slice(begin, end)]
+    index = [_builtins.slice(None)] * (axis % data.ndim) + [_builtins.slice(begin, end)]
     return data[tuple(index)]
+
+
+_INT64_MAX, _INT64_MIN = 2**63 - 1, -2**63
+
+
+@_mxnet_keywords
+def slice(data, begin, end, step=()):  # noqa: A001
+    """data[begin[0]:end[0]:step[0], begin[1]:end[1]:step[1], ...] over the first len(begin) axes; a
+    None bound or step takes its default (the whole axis, step 1), as MXNet's slice."""
+    if len(begin) != len(end) or len(step) > len(begin):
+        raise ValueError(f"slice: begin {tuple(begin)}, end {tuple(end)} and step {tuple(step)} must have "
+                         "matching lengths")
+    steps = [1 if s is None else int(s) for s in step] + [1] * (len(begin) - len(step))
+    if 0 in steps:
+        raise ValueError("slice: step 0 is not allowed")
+    starts = [(0 if k > 0 else _INT64_MAX) if b is None else int(b) for b, k in zip(begin, steps)]
+    ends = [(_INT64_MAX if k > 0 else _INT64_MIN) if e is None else int(e) for e, k in zip(end, steps)]
+    axes = list(range(len(begin)))
+    return _invoke1("Slice", [data] + [array(v, dtype="int64") for v in (starts, ends, axes, steps)])
+
+
+crop = slice
 
 
 @_mxnet_keywords
@@ -457,6 +480,26 @@ def _array(self, dtype=None, copy=None):
     return out if dtype is None else out.astype(dtype)
 
 
+# ---- random draws under MXNet 1.x's operator names (nd.random holds the distributions) ------------
+
+def _rate_exponential(lam=1, shape=None, dtype=None, ctx=None, out=None, name=None):
+    """The exponential distribution of rate lam (MXNet's operators take the rate, nd.random the scale)."""
+    return random.exponential(1.0 / lam if not isinstance(lam, NDArray) else 1.0 / lam.astype("float64"), shape,
+                              dtype, ctx, out)
+
+
+uniform = random_uniform = sample_uniform = random.uniform
+normal = random_normal = sample_normal = random.normal
+random_gamma = sample_gamma = random.gamma
+random_exponential = sample_exponential = _rate_exponential
+random_poisson = sample_poisson = random.poisson
+random_negative_binomial = sample_negative_binomial = random.negative_binomial
+random_generalized_negative_binomial = sample_generalized_negative_binomial = random.generalized_negative_binomial
+random_randint = random.randint
+sample_multinomial = random.multinomial
+shuffle = random.shuffle
+
+
 _METHODS = {
     "asscalar": _asscalar, "__repr__": _repr, "__str__": _repr, "__iter__": _iter, "__bool__": _bool,
     "__float__": lambda self: float(_asscalar(self)), "__int__": lambda self: int(_asscalar(self)),
@@ -467,7 +510,7 @@ _METHODS = {
     "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax, "log_softmax": log_softmax,
     "clip": clip, "expand_dims": expand_dims, "squeeze": squeeze,
     "tile": tile, "broadcast_to": broadcast_to, "broadcast_like": broadcast_like,
-    "zeros_like": zeros_like, "ones_like": ones_like, "slice_axis": slice_axis, "take": take,
+    "zeros_like": zeros_like, "ones_like": ones_like, "slice_axis": slice_axis, "slice": slice, "take": take,
     "one_hot": one_hot, "split": split,
 }
 for _name, _fn in _METHODS.items():

@@ -1,0 +1,4 @@
+"""mx.gluon.contrib: the blocks MXNet 1.x keeps outside gluon.nn."""
+from . import nn
+
+__all__ = ["nn"]
