@@ -77,7 +77,18 @@ TEST(Npy, RejectsMalformedInput) {
   }
   EXPECT_THROW(read(with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }\n") + "abcd"),
                Error);
-  EXPECT_THROW(read(with_header("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }\n")), Error);
+  EXPECT_THROW(read(with_header("{'descr': '<m8', 'fortran_order': False, 'shape': (1,), }\n") + "abcdefgh"),
+               Error);
+  // A text width whose bytes overflow is refused; one that no element uses allocates nothing.
+  try {
+    read(with_header("{'descr': '<U7015607419526039320', 'fortran_order': False, 'shape': (3,), }\n"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("text width 7015607419526039320"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(
+      read(with_header("{'descr': '<U1000000000000', 'fortran_order': False, 'shape': (0,), }\n")).numel(),
+      0);
   EXPECT_THROW(read(with_header("{'descr': '<f4', 'shape': (1,), }\n")), Error);
   EXPECT_THROW(read(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n") + "abcd"),
                Error);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -199,7 +200,10 @@ Tensor read(std::istream& in, const std::string& path) {
   const std::string descr = header_field(header, "descr", '\'', '\'', path);
   const int64_t width = text_width(descr);
   const DType dtype = width >= 0 ? DType::kString : dtype_from_descr(descr, path);
-  // Bytes per element in the file: a text element's code points are 4 bytes each.
+  // Bytes per element in the file: a text element's code points are 4 bytes each. The width is
+  // bounded here against overflow, and below (with any element) by the file's size.
+  KILN_CHECK(width <= std::numeric_limits<int64_t>::max() / 4, ErrorCode::kIo, path, ": text width ", width,
+             " in '", descr, "' is too large");
   const int64_t item_bytes = width >= 0 ? 4 * width : static_cast<int64_t>(dtype_size(dtype));
   const std::string order = header_field(header, "fortran_order", 0, ',', path);
   KILN_CHECK(order == "True" || order == "False", ErrorCode::kIo, path, ": 'fortran_order' is '", order,
@@ -232,7 +236,8 @@ Tensor read(std::istream& in, const std::string& path) {
   const Shape stored = fortran ? Shape(std::vector<int64_t>(dims.rbegin(), dims.rend())) : shape;
   Tensor t = Tensor::empty(stored, dtype);
   if (width >= 0) {
-    std::vector<uint32_t> points(static_cast<size_t>(width));
+    // Without elements the width, which nothing then bounds, is not allocated.
+    std::vector<uint32_t> points(count > 0 ? static_cast<size_t>(width) : 0);
     for (int64_t i = 0; i < count; ++i) {
       in.read(reinterpret_cast<char*>(points.data()), static_cast<std::streamsize>(4 * width));
       KILN_CHECK(in.gcount() == 4 * width, ErrorCode::kIo, path, ": truncated text data");
