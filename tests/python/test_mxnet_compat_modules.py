@@ -119,3 +119,11 @@ def test_hybrid_concurrent_concatenates_its_children(hybridize):
     children = [child for _, child in block._children()]
     want = np.concatenate([children[0](x).asnumpy(), x.asnumpy(), children[2](x).asnumpy()], axis=1)
     np.testing.assert_allclose(block(x).asnumpy(), want, rtol=1e-6)
+
+
+def test_concurrent_runs_its_children_op_by_op():
+    from kiln.gluon.contrib.nn import Concurrent, Identity
+    block = Concurrent(axis=0)
+    block.add(Identity(), Identity())
+    x = mx.nd.array([[1.0, 2.0]])
+    np.testing.assert_array_equal(block(x).asnumpy(), [[1.0, 2.0], [1.0, 2.0]])
