@@ -102,6 +102,16 @@ def arange(start, stop=None, step=1.0, repeat=1, ctx=None, dtype=None):
 
 
 @_mxnet_keywords
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
+    """num evenly spaced values from start to stop (stop itself with endpoint), computed in float64 and
+    converted to dtype (float32 by default; integers truncate, as a cast does)."""
+    steps = num - 1 if endpoint else num
+    step = (stop - start) / steps if steps > 0 else 0.0
+    values = arange(0, num, dtype="float64") * step + float(start)
+    return values.astype(dtype or "float32").as_in_context(_ctx(ctx))
+
+
+@_mxnet_keywords
 def eye(N, M=0, k=0, ctx=None, dtype=None):
     return array(_np.eye(N, M if M else N, k), ctx, dtype)
 
@@ -396,6 +406,46 @@ def slice(data, begin, end, step=()):  # noqa: A001
 crop = slice
 
 
+def concatenate(arrays, axis=0, always_copy=True):
+    """MXNet's older name for concat: the arrays joined along `axis` (always a new array)."""
+    return concat(*arrays, dim=axis)
+
+
+@_mxnet_keywords
+def moveaxis(tensor, source, destination):
+    """tensor with axis `source` moved to position `destination`, the others in their order."""
+    ndim = tensor.ndim
+    source, destination = source % ndim, destination % ndim
+    order = [a for a in range(ndim) if a != source]
+    order.insert(destination, source)
+    return tensor.transpose(tuple(order))
+
+
+@_mxnet_keywords
+def repeat(data, repeats, axis=None):
+    """Each element repeated `repeats` times along `axis` (of the flattened array when None), as
+    numpy.repeat with one count."""
+    if axis is None:
+        data, axis = data.reshape((-1,)), 0
+    axis %= data.ndim
+    shape = data.shape
+    columns = tile(expand_dims(data, axis + 1), (1,) * (axis + 1) + (repeats,) + (1,) * (data.ndim - axis - 1))
+    return columns.reshape(shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:])
+
+
+def add_n(*args):
+    """The elementwise sum of the arrays (MXNet's ElementWiseSum)."""
+    if not args:
+        raise ValueError("add_n: expected at least one array")
+    total = args[0]
+    for a in args[1:]:
+        total = total + a
+    return total
+
+
+ElementWiseSum = add_n
+
+
 @_mxnet_keywords
 def tile(data, reps):
     reps = tuple(reps)
@@ -500,7 +550,14 @@ sample_multinomial = random.multinomial
 shuffle = random.shuffle
 
 
+def _tostype(self, stype):
+    """A dense copy for 'default'; Kiln has no sparse storage for 'row_sparse' or 'csr'."""
+    _dense(stype, "tostype")
+    return self.copy()
+
+
 _METHODS = {
+    "tostype": _tostype, "repeat": repeat,
     "asscalar": _asscalar, "__repr__": _repr, "__str__": _repr, "__iter__": _iter, "__bool__": _bool,
     "__float__": lambda self: float(_asscalar(self)), "__int__": lambda self: int(_asscalar(self)),
     "__array__": _array, "tolist": lambda self: self.asnumpy().tolist(),
