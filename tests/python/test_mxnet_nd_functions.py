@@ -1,5 +1,6 @@
 """mx.nd functions of MXNet 1.x that older code calls (concatenate, moveaxis, linspace, repeat,
-ElementWiseSum / add_n, tostype), each compared with real MXNet 1.9.1 running the same calls."""
+ElementWiseSum / add_n, tostype, contrib.isinf / isnan / isfinite), each compared with real MXNet
+1.9.1 running the same calls."""
 import json
 
 import numpy as np
@@ -23,16 +24,21 @@ CALLS = [
     "mx.nd.ElementWiseSum(x, x * 2, x * 4)",
     "mx.nd.add_n(x, x)",
     "x.tostype('default')",
+    "mx.nd.contrib.isinf(z)",
+    "mx.nd.contrib.isnan(z)",
+    "mx.nd.contrib.isfinite(z)",
 ]
 
 
 def test_nd_functions_match_mxnet(run_mxnet):
-    setup = "x = mx.nd.array([[1, 2, 3], [4, 5, 6]])\ny = mx.nd.arange(24).reshape((2, 3, 4))\n"
+    setup = ("x = mx.nd.array([[1, 2, 3], [4, 5, 6]])\ny = mx.nd.arange(24).reshape((2, 3, 4))\n"
+             "z = mx.nd.array([[np.inf, -np.inf], [np.nan, 5]])\n")
     script = ("import json, mxnet as mx, numpy as np\n" + setup +
               f"print(json.dumps([[eval(c).asnumpy().tolist(), np.dtype(eval(c).dtype).name] for c in {CALLS!r}]))")
     want = json.loads(run_mxnet(script))
     x = mx.nd.array([[1, 2, 3], [4, 5, 6]])
     y = mx.nd.arange(24).reshape((2, 3, 4))
+    z = mx.nd.array([[np.inf, -np.inf], [np.nan, 5]])  # noqa: F841 - read by the calls
     for call, (values, dtype) in zip(CALLS, want):
         got = eval(call)  # noqa: S307 - the calls above
         np.testing.assert_allclose(got.asnumpy(), np.array(values), rtol=1e-6, err_msg=call)

@@ -11,7 +11,7 @@ import numpy as _np
 from .. import _kiln
 from .._kiln import NDArray, waitall, from_dlpack, save, load
 from ..context import cpu
-from . import random
+from . import random, contrib
 
 _invoke = _kiln.invoke
 
