@@ -13,6 +13,7 @@
 // Rejection samplers (gamma, poisson) take as many words as they need; they are libstdc++'s
 // distributions over that stream.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -44,8 +45,11 @@ class ElementBits {
 
 uint64_t call_seed(const KernelContext& ctx) {
   if (ctx.attrs.has("seed")) {
-    // ONNX's seed is a float; its value, not its bits, names the stream (1.0 and 1 agree).
-    return static_cast<uint64_t>(static_cast<int64_t>(ctx.attrs.get_float("seed")));
+    // ONNX's seed is a float: an integer-sized value names the stream by its integer part (1.0 and
+    // 1 agree), anything else (huge, infinite, NaN) by its bits.
+    const double seed = ctx.attrs.get_float("seed");
+    if (std::abs(seed) < 0x1.0p63) return static_cast<uint64_t>(static_cast<int64_t>(seed));
+    return std::bit_cast<uint64_t>(seed);
   }
   return ctx.call_seed ? *ctx.call_seed : random::next_seed();
 }
@@ -289,8 +293,14 @@ bool positive(double v) {
 }
 
 // Poisson(lambda) by libstdc++'s sampler; lambda 0 gives 0.
+// Past 2^40 a count is drawn from the normal approximation N(lambda, lambda), rounded: the integer
+// sampler would overflow for larger means, and the approximation's error (of order
+// 1 / sqrt(lambda)) is below 1e-6 there.
 double poisson(ElementBits& bits, double lambda) {
-  return lambda == 0 ? 0.0 : static_cast<double>(std::poisson_distribution<int64_t>(lambda)(bits));
+  if (lambda == 0) return 0.0;
+  if (lambda > 0x1.0p40)
+    return std::max(0.0, std::round(std::normal_distribution<double>(lambda, std::sqrt(lambda))(bits)));
+  return static_cast<double>(std::poisson_distribution<int64_t>(lambda)(bits));
 }
 
 // A Gamma(k, theta) mixture of Poissons: the negative binomial for real k.

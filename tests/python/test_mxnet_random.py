@@ -173,3 +173,12 @@ def test_a_hybridized_block_draws_anew_on_every_call():
     x = mx.nd.zeros((4,))
     first, second = block(x).asnumpy(), block(x).asnumpy()
     assert not np.array_equal(first, second)  # the draw is not folded into a constant
+
+
+def test_huge_means_and_seeds_draw_sensibly():
+    values = mx.nd.random.poisson(1e13, shape=(2000,), dtype="float64").asnumpy()
+    assert abs(values.mean() - 1e13) < 5 * np.sqrt(1e13 / 2000)
+    assert np.all(values == np.round(values))
+    once = mx.nd._kiln.invoke("RandomUniform", [], {"shape": [3], "seed": 1e30})[0].asnumpy()
+    again = mx.nd._kiln.invoke("RandomUniform", [], {"shape": [3], "seed": 1e30})[0].asnumpy()
+    np.testing.assert_array_equal(once, again)
