@@ -27,6 +27,9 @@ CALLS = [
     "mx.nd.contrib.isinf(z)",
     "mx.nd.contrib.isnan(z)",
     "mx.nd.contrib.isfinite(z)",
+    "mx.nd.array(3.0)",
+    "mx.nd.array(np.ones([]))",
+    "mx.nd.array([3.0])",
 ]
 
 
@@ -42,6 +45,7 @@ def test_nd_functions_match_mxnet(run_mxnet):
     for call, (values, dtype) in zip(CALLS, want):
         got = eval(call)  # noqa: S307 - the calls above
         np.testing.assert_allclose(got.asnumpy(), np.array(values), rtol=1e-6, err_msg=call)
+        assert got.shape == np.array(values).shape, call
         assert str(np.dtype(got.dtype)) == np.dtype(dtype).name, call
     assert x.tostype("default") is not x
 

@@ -57,7 +57,8 @@ def array(source_array, ctx=None, dtype=None):
         dtype = source_array.dtype if dtype is None else dtype
         return source_array.astype(dtype).as_in_context(_ctx(ctx))
     dtype = _np.float32 if dtype is None else dtype
-    return _kiln.from_numpy(_np.ascontiguousarray(source_array, dtype=dtype), _ctx(ctx))
+    # asarray, not ascontiguousarray, which turns a scalar into shape (1,): MXNet keeps shape ().
+    return _kiln.from_numpy(_np.asarray(source_array, dtype=dtype, order="C"), _ctx(ctx))
 
 
 @_mxnet_keywords
