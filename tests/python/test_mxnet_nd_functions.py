@@ -1,6 +1,6 @@
 """mx.nd functions of MXNet 1.x that older code calls (concatenate, moveaxis, linspace, repeat,
-ElementWiseSum / add_n, tostype, contrib.isinf / isnan / isfinite), each compared with real MXNet
-1.9.1 running the same calls."""
+ElementWiseSum / add_n, tostype, contrib.isinf / isnan / isfinite, topk with every ret_typ, sort,
+argsort, array of a scalar), each compared with real MXNet 1.9.1 running the same calls."""
 import json
 
 import numpy as np
@@ -30,18 +30,29 @@ CALLS = [
     "mx.nd.array(3.0)",
     "mx.nd.array(np.ones([]))",
     "mx.nd.array([3.0])",
+    "mx.nd.topk(w, axis=None, k=3, ret_typ='value')",
+    "mx.nd.topk(w, axis=None, k=3, dtype='int32')",
+    "mx.nd.topk(w, axis=1, k=2, ret_typ='mask')",
+    "mx.nd.topk(w, axis=0, k=1, ret_typ='mask', is_ascend=True)",
+    "mx.nd.topk(w, k=0, ret_typ='value')",
+    "mx.nd.sort(w)",
+    "mx.nd.sort(w, axis=0, is_ascend=False)",
+    "mx.nd.argsort(w, axis=None)",
+    "w.argsort(is_ascend=False)",
+    "w.sort()",
 ]
 
 
 def test_nd_functions_match_mxnet(run_mxnet):
     setup = ("x = mx.nd.array([[1, 2, 3], [4, 5, 6]])\ny = mx.nd.arange(24).reshape((2, 3, 4))\n"
-             "z = mx.nd.array([[np.inf, -np.inf], [np.nan, 5]])\n")
+             "z = mx.nd.array([[np.inf, -np.inf], [np.nan, 5]])\nw = mx.nd.array([[3, 1, 2], [0, 5, 4]])\n")
     script = ("import json, mxnet as mx, numpy as np\n" + setup +
               f"print(json.dumps([[eval(c).asnumpy().tolist(), np.dtype(eval(c).dtype).name] for c in {CALLS!r}]))")
     want = json.loads(run_mxnet(script))
     x = mx.nd.array([[1, 2, 3], [4, 5, 6]])
     y = mx.nd.arange(24).reshape((2, 3, 4))
     z = mx.nd.array([[np.inf, -np.inf], [np.nan, 5]])  # noqa: F841 - read by the calls
+    w = mx.nd.array([[3, 1, 2], [0, 5, 4]])  # noqa: F841
     for call, (values, dtype) in zip(CALLS, want):
         got = eval(call)  # noqa: S307 - the calls above
         np.testing.assert_allclose(got.asnumpy(), np.array(values), rtol=1e-6, err_msg=call)

@@ -313,13 +313,36 @@ argmin = _arg_reduce("ArgMin")
 
 @_mxnet_keywords
 def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32"):
-    k_array = _kiln.full((1,), float(k), "int64", data.context)
-    values, indices = _invoke("TopK", [data, k_array], {"axis": axis, "largest": int(not is_ascend)})
+    """The k largest (smallest with is_ascend) elements along `axis` (of the flattened array when
+    None; k <= 0 takes them all): their indices, values, both, or a 0/1 mask of data's shape."""
+    if ret_typ not in ("indices", "value", "both", "mask"):
+        raise ValueError(f"topk: ret_typ must be indices, value, both or mask, got {ret_typ!r}")
+    source = data.reshape((-1,)) if axis is None else data
+    axis = -1 if axis is None else axis
+    count = k if k > 0 else source.shape[axis]
+    k_array = _kiln.full((1,), float(count), "int64", data.context)
+    values, indices = _invoke("TopK", [source, k_array], {"axis": axis, "largest": int(not is_ascend)})
     if ret_typ == "value":
         return values
     if ret_typ == "both":
         return [values, indices.astype(dtype)]
+    if ret_typ == "mask":
+        ones = _invoke1("Expand", [full((), 1, dtype=data.dtype), array(indices.shape, dtype="int64")])
+        mask = _invoke1("ScatterElements", [zeros_like(source), indices, ones], axis=axis)
+        return mask.reshape(data.shape)
     return indices.astype(dtype)
+
+
+@_mxnet_keywords
+def sort(data, axis=-1, is_ascend=True):
+    """The elements sorted along `axis` (of the flattened array when None)."""
+    return topk(data, axis=axis, k=0, ret_typ="value", is_ascend=is_ascend)
+
+
+@_mxnet_keywords
+def argsort(data, axis=-1, is_ascend=True, dtype="float32"):
+    """The indices that sort the elements along `axis` (of the flattened array when None)."""
+    return topk(data, axis=axis, k=0, ret_typ="indices", is_ascend=is_ascend, dtype=dtype)
 
 
 # ---- shapes -----------------------------------------------------------------------------------
@@ -563,7 +586,7 @@ _METHODS = {
     "__float__": lambda self: float(_asscalar(self)), "__int__": lambda self: int(_asscalar(self)),
     "__array__": _array, "tolist": lambda self: self.asnumpy().tolist(),
     "sum": sum, "mean": mean, "max": max, "min": min, "prod": prod, "norm": norm,
-    "argmax": argmax, "argmin": argmin, "topk": topk,
+    "argmax": argmax, "argmin": argmin, "topk": topk, "sort": sort, "argsort": argsort,
     "exp": exp, "log": log, "sqrt": sqrt, "square": square, "abs": abs, "sign": sign,
     "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax, "log_softmax": log_softmax,
     "clip": clip, "expand_dims": expand_dims, "squeeze": squeeze,
