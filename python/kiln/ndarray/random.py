@@ -8,6 +8,7 @@ import numpy as _np
 
 from .. import _kiln
 from .._kiln import NDArray
+from ..context import cpu as _cpu
 
 
 def _invoke1(op, inputs, **attrs):
@@ -36,11 +37,6 @@ def _draw(op, params, shape, dtype, ctx, out, default_dtype="float32"):
     dtype = dtype if dtype is not None else (out.dtype if out is not None else default_dtype)
     result = _invoke1(op, inputs, shape=[int(d) for d in shape], dtype=_kiln._onnx_dtype(dtype))
     return _finish(result, ctx, out)
-
-
-def _cpu():
-    from ..context import cpu
-    return cpu()
 
 
 def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, name=None):
