@@ -1,9 +1,11 @@
 // Element types of tensors, and compile-time maps between them and C++ types.
 #pragma once
 
+#include <cmath>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <type_traits>
@@ -246,6 +248,19 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
   raise(ErrorCode::kInternal, "dispatch_dtype: invalid dtype ", static_cast<int>(dtype));
 }
 
+// A floating value as the integer type I: truncated towards zero, saturated at I's limits, NaN as 0
+// (a plain C++ conversion of an out-of-range value is undefined behaviour).
+template <class I, class F>
+I saturating_integer(F x) {
+  if (x != x) return I(0);
+  const F t = std::trunc(x);
+  // 2^digits is exact in every floating type and is the first value above I's maximum.
+  const F above_max = std::ldexp(F(1), std::numeric_limits<I>::digits);
+  if (t >= above_max) return std::numeric_limits<I>::max();
+  if (t < static_cast<F>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  return static_cast<I>(t);
+}
+
 // Converts one value between C++ element types, going through float for the 16-bit floats.
 template <class To, class From>
 To convert_value(From v) {
@@ -255,6 +270,8 @@ To convert_value(From v) {
     return static_cast<compute_t<From>>(v) != compute_t<From>(0);
   } else if constexpr (std::is_same_v<To, float16> || std::is_same_v<To, bfloat16>) {
     return To(static_cast<float>(static_cast<compute_t<From>>(v)));
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<compute_t<From>>) {
+    return saturating_integer<To>(static_cast<compute_t<From>>(v));
   } else {
     return static_cast<To>(static_cast<compute_t<From>>(v));
   }

@@ -174,6 +174,11 @@ def _repr(self):
         return f"<Symbol group [{', '.join(self.list_outputs())}]>"
 
 
+def _from_json(text):
+    """The inverse of tojson(), by a name pickle can store."""
+    return load_json(text)
+
+
 Symbol.infer_shape = _infer_shape
 Symbol.infer_shape_partial = _infer_shape_partial
 Symbol.eval = _eval
@@ -183,5 +188,10 @@ Symbol.__rtruediv__ = lambda self, other: _create("_rdiv_scalar", self, scalar=f
 Symbol.__pow__ = lambda self, other: (_create("_power", self, other) if isinstance(other, Symbol)
                                       else _create("_power_scalar", self, scalar=float(other)))
 Symbol.__neg__ = lambda self: _create("_mul_scalar", self, scalar=-1.0)
+Symbol.__abs__ = lambda self: _create("abs", self)
+# A symbol is an immutable graph description: copies and pickles go through its JSON, as MXNet's do.
+Symbol.__reduce__ = lambda self: (_from_json, (self.tojson(),))
+Symbol.__copy__ = lambda self: load_json(self.tojson())
+Symbol.__deepcopy__ = lambda self, memo: load_json(self.tojson())
 
 __all__ = ["Symbol", "Executor", "Variable", "var", "Group", "load", "load_json"]

@@ -82,7 +82,7 @@ std::vector<NDArray> Dropout::hybrid_forward(const std::vector<NDArray>& inputs)
 }
 
 Embedding::Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options)
-    : HybridBlock("embedding", options.prefix), input_dim_(input_dim) {
+    : HybridBlock("embedding", options.prefix) {
   KILN_CHECK(input_dim > 0 && output_dim > 0, ErrorCode::kInvalidArgument, "Embedding '", name(),
              "': input_dim and output_dim must be > 0, got ", input_dim, " and ", output_dim);
   weight_ = register_parameter(

@@ -21,7 +21,6 @@ ConvBase::ConvBase(int spatial, bool transposed, int64_t channels, std::vector<i
     : HybridBlock("conv", options.prefix),
       spatial_(spatial),
       transposed_(transposed),
-      channels_(channels),
       options_(std::move(options)) {
   kernel_ = per_axis(kernel_size, spatial, "kernel_size", name());
   options_.strides = per_axis(options_.strides, spatial, "strides", name());

@@ -276,16 +276,17 @@ KILN_REGISTER_OP(Pow)
       return infer_broadcast(ctx, ctx.dtype(0));
     })
     .kernel([](KernelContext& ctx) {
-      dispatch_dtype(ctx.input(0).dtype(), [&](auto xtag) {
-        using TX = typename decltype(xtag)::type;
-        dispatch_dtype(ctx.input(1).dtype(), [&](auto ytag) {
-          using TY = typename decltype(ytag)::type;
-          if constexpr (!std::is_same_v<TX, bool> && !std::is_same_v<TY, bool>) {
-            map_binary<TX, TY, TX>(ctx.input(0), ctx.input(1), ctx.output(0), [](auto x, auto y) {
-              return static_cast<compute_t<TX>>(std::pow(static_cast<double>(x), static_cast<double>(y)));
-            });
-          }
-        });
+      // The power is taken in double whatever Y's dtype, so Y is widened once up front: one
+      // kernel per X dtype instead of one per (X, Y) pair.
+      const Tensor& y = ctx.input(1);
+      const Tensor exponent = y.dtype() == DType::kFloat64 ? y : y.cast(DType::kFloat64);
+      dispatch_dtype(ctx.input(0).dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (!std::is_same_v<T, bool>) {
+          map_binary<T, double, T>(ctx.input(0), exponent, ctx.output(0), [](auto x, double e) {
+            return static_cast<compute_t<T>>(std::pow(static_cast<double>(x), e));
+          });
+        }
       });
     })
     .gradient(pow_gradient);

@@ -124,6 +124,19 @@ const GradientFn kAcoshGradient = chain_rule([](GradientContext& ctx, GradValue 
 const GradientFn kAtanhGradient = chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) {
   return ctx.div(c(1), ctx.sub(c(1), ctx.mul(x, x)));
 });
+const GradientFn kExpm1Gradient =
+    chain_rule([](GradientContext& ctx, GradValue, GradValue y, auto c) { return ctx.add(y, c(1)); });
+const GradientFn kLog1pGradient = chain_rule(
+    [](GradientContext& ctx, GradValue x, GradValue, auto c) { return ctx.div(c(1), ctx.add(x, c(1))); });
+const GradientFn kLog2Gradient = chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) {
+  return ctx.div(c(1.4426950408889634), x);  // 1 / (x ln 2)
+});
+const GradientFn kLog10Gradient = chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) {
+  return ctx.div(c(0.4342944819032518), x);  // 1 / (x ln 10)
+});
+const GradientFn kCbrtGradient = chain_rule([](GradientContext& ctx, GradValue, GradValue y, auto c) {
+  return ctx.div(c(1), ctx.mul(c(3), ctx.mul(y, y)));
+});
 // d erf(x) = 2 / sqrt(pi) * exp(-x^2).
 const GradientFn kErfGradient = chain_rule([](GradientContext& ctx, GradValue x, GradValue, auto c) {
   return ctx.mul(c(1.1283791670955126), ctx.op1("Exp", {ctx.neg(ctx.mul(x, x))}));
@@ -182,6 +195,22 @@ KILN_FLOAT_UNARY_OP(Ceil, "X", "Y", "The smallest integer >= x.", zero_gradient,
 // nearbyint rounds in the default mode, to nearest with ties to even, as ONNX asks.
 KILN_FLOAT_UNARY_OP(Round, "X", "Y", "Rounds to the nearest integer, halves to even.", zero_gradient,
                     [](auto x) { return std::nearbyint(x); });
+// Not in ONNX: MXNet's rounding towards zero (trunc, fix) and to nearest with halves away from zero
+// (round), and the functions that keep their precision where the composition would lose it.
+KILN_FLOAT_UNARY_OP(Trunc, "X", "Y", "Rounds towards zero.", zero_gradient,
+                    [](auto x) { return std::trunc(x); });
+KILN_FLOAT_UNARY_OP(RoundHalfAway, "X", "Y", "Rounds to the nearest integer, halves away from zero.",
+                    zero_gradient, [](auto x) { return std::round(x); });
+KILN_FLOAT_UNARY_OP(Expm1, "X", "Y", "e ^ x - 1, accurate for x near 0.", kExpm1Gradient,
+                    [](auto x) { return std::expm1(x); });
+KILN_FLOAT_UNARY_OP(Log1p, "X", "Y", "ln(1 + x), accurate for x near 0.", kLog1pGradient,
+                    [](auto x) { return std::log1p(x); });
+KILN_FLOAT_UNARY_OP(Log2, "X", "Y", "The base-2 logarithm (exact at powers of 2).", kLog2Gradient,
+                    [](auto x) { return std::log2(x); });
+KILN_FLOAT_UNARY_OP(Log10, "X", "Y", "The base-10 logarithm.", kLog10Gradient,
+                    [](auto x) { return std::log10(x); });
+KILN_FLOAT_UNARY_OP(Cbrt, "X", "Y", "The cube root (negative for negative x).", kCbrtGradient,
+                    [](auto x) { return std::cbrt(x); });
 KILN_FLOAT_UNARY_OP(Sin, "input", "output", "The sine (radians).", kSinGradient,
                     [](auto x) { return std::sin(x); });
 KILN_FLOAT_UNARY_OP(Cos, "input", "output", "The cosine (radians).", kCosGradient,

@@ -42,7 +42,10 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple("Sigmoid", -3.0, 3.0), std::make_tuple("Tanh", -2.0, 2.0),
                       std::make_tuple("Relu", -1.0, 1.0), std::make_tuple("Softplus", -3.0, 3.0),
                       std::make_tuple("Softsign", -3.0, 3.0), std::make_tuple("Mish", -3.0, 3.0),
-                      std::make_tuple("HardSwish", -5.0, 5.0), std::make_tuple("Identity", -1.0, 1.0)),
+                      std::make_tuple("HardSwish", -5.0, 5.0), std::make_tuple("Identity", -1.0, 1.0),
+                      std::make_tuple("Expm1", -1.0, 1.0), std::make_tuple("Log1p", -0.5, 2.0),
+                      std::make_tuple("Log2", 0.5, 2.0), std::make_tuple("Log10", 0.5, 2.0),
+                      std::make_tuple("Cbrt", 0.5, 2.0), std::make_tuple("Trunc", -2.0, 2.0)),
     [](const auto& test) { return std::string(std::get<0>(test.param)); });
 
 TEST(Gradient, ActivationsWithAttributes) {

@@ -96,10 +96,10 @@ TEST(OnednnPackedWeights, APredictorLetsAPackedWeightGoAndRebuildsItExactly) {
   expect_relu_product(p.predict({x8})[0], x8, w_values);
   expect_relu_product(p.predict({x1})[0], x1, w_values);
   std::weak_ptr<Storage> rebuilt;
-  p.read_graph([&](const graph::Graph& g) {
+  p.read_graph([&, &expected = w_values](const graph::Graph& g) {
     const graph::Value* v = g.find_value("W");
     ASSERT_TRUE(v->is_constant());
-    EXPECT_EQ(v->constant.to_vector<float>(), w_values);
+    EXPECT_EQ(v->constant.to_vector<float>(), expected);
     rebuilt = v->constant.storage();
   });
   EXPECT_TRUE(rebuilt.expired()) << "read_graph kept the rebuilt weight";

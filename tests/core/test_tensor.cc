@@ -102,6 +102,19 @@ TEST(Tensor, FloatToIntegerTruncatesAndHalfRounds) {
   EXPECT_TRUE(std::isinf(h[4]));
 }
 
+TEST(Tensor, FloatToIntegerSaturatesOutOfRangeAndMapsNanToZero) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor d = Tensor::from_vector<double>({1e3, -1e3, nan, 127.9, -128.9, 1e300, -0.5}, Shape{7});
+  EXPECT_EQ(d.cast(DType::kInt8).to_vector<int8_t>(), (std::vector<int8_t>{127, -128, 0, 127, -128, 127, 0}));
+  EXPECT_EQ(d.cast(DType::kUInt8).to_vector<uint8_t>(), (std::vector<uint8_t>{255, 0, 0, 127, 0, 255, 0}));
+  const Tensor big =
+      Tensor::from_vector<float>({2e19f, -1e19f, 0x1p63f}, Shape{3});  // 2^63 is just past int64
+  const std::vector<int64_t> want = {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+                                     std::numeric_limits<int64_t>::max()};
+  EXPECT_EQ(big.cast(DType::kInt64).to_vector<int64_t>(), want);
+  EXPECT_EQ(big.cast(DType::kUInt64).to_vector<uint64_t>()[0], std::numeric_limits<uint64_t>::max());
+}
+
 TEST(Tensor, ViewsShareStorageAndCopiesDoNot) {
   Tensor t = Tensor::from_vector<int32_t>({0, 1, 2, 3, 4, 5}, Shape{2, 3});
   Tensor r = t.reshape({3, 2});

@@ -95,8 +95,10 @@ TEST(UnaryActivationErrors, ClipBoundsMustBeScalarsOfXsDtype) {
 TEST(UnaryActivationOps, AreElementwise) {
   std::istringstream ops(
       "Abs Neg Exp Log Sqrt Reciprocal Floor Ceil Round Sign Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh "
-      "Acosh Atanh Erf Not IsNaN IsInf Sigmoid Tanh Relu LeakyRelu PRelu Elu Selu Celu Gelu Softplus "
-      "Softsign HardSigmoid HardSwish ThresholdedRelu Mish Shrink Clip");
+      "Acosh Atanh Erf Trunc RoundHalfAway Expm1 Log1p Log2 Log10 Cbrt Not IsNaN IsInf Sigmoid Tanh Relu "
+      "LeakyRelu PRelu Elu Selu Celu Gelu Softplus Softsign HardSigmoid HardSwish ThresholdedRelu Mish "
+      "Shrink "
+      "Clip");
   for (std::string op; ops >> op;) EXPECT_TRUE(OpRegistry::global().get(op).is_elementwise()) << op;
 }
 

@@ -1,6 +1,7 @@
 // The QDQ round trip with ONNX Runtime (tests/tools/qdq_onnxruntime.py, .venv): a small CNN
 // quantized by onnxruntime.quantization.quantize_static runs in Kiln with ORT's outputs, and the
 // same CNN quantized by Kiln and exported as QDQ ONNX runs in ORT with Kiln's outputs.
+#include <cpuid.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,8 +29,14 @@ void run_script(const std::string& args) {
 
 // Without VNNI (AVX2) the int8 kernels of ONNX Runtime saturate sums of full-range weights; both
 // sides then quantize weights to 7 bits (reduce_range), as ONNX Runtime recommends for such CPUs.
+// CPUID leaf 7: AVX512_VNNI is bit 11 of ECX in sub-leaf 0, AVX-VNNI bit 4 of EAX in sub-leaf 1
+// (read directly, as not every compiler's __builtin_cpu_supports knows "avxvnni").
 bool cpu_has_vnni() {
-  return __builtin_cpu_supports("avx512vnni") != 0 || __builtin_cpu_supports("avxvnni") != 0;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  const bool avx512_vnni = (ecx >> 11) & 1U;
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) == 0) return avx512_vnni;
+  return avx512_vnni || ((eax >> 4) & 1U);
 }
 
 bool have_onnxruntime() {

@@ -69,7 +69,6 @@ class Embedding : public HybridBlock {
   std::vector<NDArray> hybrid_forward(const std::vector<NDArray>& inputs) override;
 
  private:
-  int64_t input_dim_;
   std::shared_ptr<Parameter> weight_;
 };
 

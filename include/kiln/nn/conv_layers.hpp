@@ -48,7 +48,6 @@ class ConvBase : public HybridBlock {
 
   int spatial_;
   bool transposed_;
-  int64_t channels_;
   std::vector<int64_t> kernel_;
   ConvOptions options_;
   std::shared_ptr<Parameter> weight_, bias_;

@@ -74,10 +74,19 @@ def _summary_repr(self):
     return "\n".join(lines) + ")" if len(lines) > 1 else f"{type(self).__name__}({self.name})"
 
 
+def _apply(self, fn):
+    """Calls fn(block) on every descendant, children before their parent, and returns self."""
+    for _, child in self._children():
+        child.apply(fn)
+    fn(self)
+    return self
+
+
 # Every block, C++ layers included, gets these.
 _g.Block.name_scope = _name_scope
 _g.Block.register_child = _register_child
 _g.Block.params = property(_params)
+_g.Block.apply = _apply
 _g.Block.__getattr__ = _getattr
 _g.Block.__repr__ = _summary_repr
 

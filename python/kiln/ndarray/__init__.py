@@ -5,11 +5,12 @@ once); values are read by asnumpy(), asscalar() or printing, which wait for the 
 """
 import builtins as _builtins
 import functools as _functools
+import struct as _struct
 
 import numpy as _np
 
 from .. import _kiln
-from .._kiln import NDArray, waitall, from_dlpack, save, load
+from .._kiln import NDArray, waitall, from_dlpack, save, load, load_frombuffer
 from ..context import cpu
 from . import random, contrib
 
@@ -208,7 +209,6 @@ arccos = _unary("Acos")
 arctan = _unary("Atan")
 floor = _unary("Floor")
 ceil = _unary("Ceil")
-round = _unary("Round")  # noqa: A001
 erf = _unary("Erf")
 softsign = _unary("Softsign")
 
@@ -365,21 +365,49 @@ def flatten(data):
 Flatten = flatten
 
 
-@_mxnet_keywords
-def expand_dims(data, axis):
-    shape = list(data.shape)
+def _expanded_shape(shape, axis):
     axis = axis if axis >= 0 else axis + len(shape) + 1
-    return data.reshape(tuple(shape[:axis] + [1] + shape[axis:]))
+    return tuple(shape[:axis]) + (1,) + tuple(shape[axis:])
 
 
-@_mxnet_keywords
-def squeeze(data, axis=None):
-    shape = data.shape
+def _squeezed_shape(shape, axis):
     if axis is None:
         axes = [i for i, d in enumerate(shape) if d == 1]
     else:
         axes = [a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis)]
-    return data.reshape(tuple(d for i, d in enumerate(shape) if i not in axes))
+    squeezed = tuple(d for i, d in enumerate(shape) if i not in axes)
+    return squeezed if squeezed or not shape else (1,)  # MXNet keeps one axis of an all-ones shape
+
+
+@_mxnet_keywords
+def expand_dims(data, axis):
+    """A copy of `data` with a new axis of length 1 at `axis`."""
+    return data.reshape(_expanded_shape(data.shape, axis)).copy()
+
+
+@_mxnet_keywords
+def squeeze(data, axis=None):
+    """A copy of `data` without its length-1 axes (those of `axis`, or all)."""
+    return data.reshape(_squeezed_shape(data.shape, axis)).copy()
+
+
+# NDArray's methods take inplace=: True gives a view sharing the array's memory, as in MXNet.
+def _expand_dims_method(self, axis, inplace=False):
+    view = self.reshape(_expanded_shape(self.shape, axis))
+    return view if inplace else view.copy()
+
+
+def _squeeze_method(self, axis=None, inplace=False):
+    view = self.reshape(_squeezed_shape(self.shape, axis))
+    return view if inplace else view.copy()
+
+
+_flatten_view = NDArray.flatten  # traced as Flatten, so exported graphs keep their batch size free
+
+
+def _flatten_method(self, inplace=False):
+    view = _flatten_view(self)
+    return view if inplace else view.copy()
 
 
 @_mxnet_keywords
@@ -580,7 +608,36 @@ def _tostype(self, stype):
     return self.copy()
 
 
+# MXNet pickles an array as {'handle': its record in the .params format}: the bytes of one array
+# in a .params file, between the file's header (magic, reserved, count 1) and its name count (0).
+_PARAMS_HEADER = _struct.pack("<QQQ", 0x112, 0, 1)
+_NO_NAMES = _struct.pack("<Q", 0)
+
+
+def _from_record(record):
+    return load_frombuffer(_PARAMS_HEADER + bytes(record) + _NO_NAMES)[0]
+
+
+def _getstate(self):
+    data = _kiln._save_to_bytes([self])
+    return {"handle": bytearray(data[len(_PARAMS_HEADER):-len(_NO_NAMES)])}
+
+
+def _setstate(self, state):
+    """Fills this array from a pickled state (of the same shape and dtype)."""
+    loaded = _from_record(state["handle"])
+    if loaded.shape != self.shape or loaded.dtype != self.dtype:
+        raise ValueError(f"__setstate__: the state holds shape {loaded.shape} {loaded.dtype}, this array is "
+                         f"{self.shape} {self.dtype}")
+    self[:] = loaded
+
+
+def _reduce(self):
+    return _from_record, (bytes(_getstate(self)["handle"]),)
+
+
 _METHODS = {
+    "__getstate__": _getstate, "__setstate__": _setstate, "__reduce__": _reduce,
     "tostype": _tostype, "repeat": repeat,
     "asscalar": _asscalar, "__repr__": _repr, "__str__": _repr, "__iter__": _iter, "__bool__": _bool,
     "__float__": lambda self: float(_asscalar(self)), "__int__": lambda self: int(_asscalar(self)),
@@ -589,11 +646,21 @@ _METHODS = {
     "argmax": argmax, "argmin": argmin, "topk": topk, "sort": sort, "argsort": argsort,
     "exp": exp, "log": log, "sqrt": sqrt, "square": square, "abs": abs, "sign": sign,
     "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax, "log_softmax": log_softmax,
-    "clip": clip, "expand_dims": expand_dims, "squeeze": squeeze,
+    "clip": clip, "expand_dims": _expand_dims_method, "squeeze": _squeeze_method, "flatten": _flatten_method,
     "tile": tile, "broadcast_to": broadcast_to, "broadcast_like": broadcast_like,
     "zeros_like": zeros_like, "ones_like": ones_like, "slice_axis": slice_axis, "slice": slice, "take": take,
     "one_hot": one_hot, "split": split,
 }
+from . import mxnet_ops as _mxnet_ops  # noqa: E402 (it builds on the functions above)
+from .mxnet_ops import (round, rint, fix, trunc, expm1, log1p, log2, log10, cbrt, rcbrt, sinh, cosh,  # noqa: E402,A004
+                        arcsinh, arccosh, arctanh, degrees, radians, softmin, nansum, nanprod, argmax_channel,
+                        shape_array, size_array, flip, reverse, split_v2, slice_like, reshape_like,
+                        broadcast_axes, broadcast_axis, pick, pad, choose_element_0index, fill_element_0index,
+                        onehot_encode)
+
+_METHODS.update(_mxnet_ops.FLUENT)
+_METHODS.update({"sin": sin, "cos": cos, "tan": tan, "arcsin": arcsin, "arccos": arccos, "arctan": arctan,
+                 "reciprocal": reciprocal, "rsqrt": rsqrt})
 for _name, _fn in _METHODS.items():
     setattr(NDArray, _name, _fn)
 NDArray.stype = "default"  # Kiln's arrays are dense

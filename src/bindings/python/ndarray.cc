@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <limits>
+#include <sstream>
+#include <string>
 
 #include <kiln/kiln.hpp>
 #include <kiln/mxnet_format.hpp>
@@ -348,7 +350,8 @@ NDArray reshape(const NDArray& a, const py::args& args, const py::kwargs& kwargs
   return a.reshape(Shape(std::move(dims)));
 }
 
-void save(const std::string& path, const py::object& data) {
+// The arrays of a list, a dict (names kept) or one array, as MXNet's save takes them.
+mxnet::NamedTensors named_tensors(const py::object& data) {
   mxnet::NamedTensors named;
   auto add = [&](const NDArray& a) {
     py::gil_scoped_release release;
@@ -364,16 +367,11 @@ void save(const std::string& path, const py::object& data) {
   } else {
     for (const py::handle v : data) add(v.cast<NDArray>());
   }
-  py::gil_scoped_release release;
-  mxnet::save_params(path, named);
+  return named;
 }
 
-py::object load(const std::string& path) {
-  mxnet::NamedTensors named;
-  {
-    py::gil_scoped_release release;
-    named = mxnet::load_params(path);
-  }
+// A list of arrays, or a dict when the file names them, as MXNet's load gives them.
+py::object list_or_dict(mxnet::NamedTensors named) {
   if (named.names.empty()) {
     py::list out;
     for (auto& t : named.tensors) out.append(NDArray(std::move(t)));
@@ -382,6 +380,42 @@ py::object load(const std::string& path) {
   py::dict out;
   for (size_t i = 0; i < named.tensors.size(); ++i) out[py::str(named.names[i])] = NDArray(named.tensors[i]);
   return out;
+}
+
+void save(const std::string& path, const py::object& data) {
+  const mxnet::NamedTensors named = named_tensors(data);
+  py::gil_scoped_release release;
+  mxnet::save_params(path, named);
+}
+
+// The bytes save() would write to a file.
+py::bytes save_to_bytes(const py::object& data) {
+  const mxnet::NamedTensors named = named_tensors(data);
+  std::ostringstream out;
+  {
+    py::gil_scoped_release release;
+    mxnet::write_params(out, named, "save_to_bytes");
+  }
+  return py::bytes(out.str());
+}
+
+py::object load_frombuffer(const py::bytes& buffer) {
+  std::istringstream in(std::string{buffer});
+  mxnet::NamedTensors named;
+  {
+    py::gil_scoped_release release;
+    named = mxnet::read_params(in, "load_frombuffer");
+  }
+  return list_or_dict(std::move(named));
+}
+
+py::object load(const std::string& path) {
+  mxnet::NamedTensors named;
+  {
+    py::gil_scoped_release release;
+    named = mxnet::load_params(path);
+  }
+  return list_or_dict(std::move(named));
 }
 
 }  // namespace
@@ -625,6 +659,8 @@ void bind_ndarray(py::module_& m) {
   m.def("dot", &nd::dot, Release());
   m.def("save", &save, py::arg("fname"), py::arg("data"));
   m.def("load", &load, py::arg("fname"));
+  m.def("_save_to_bytes", &save_to_bytes, py::arg("data"));
+  m.def("load_frombuffer", &load_frombuffer, py::arg("buf"));
 }
 
 }  // namespace kiln::python

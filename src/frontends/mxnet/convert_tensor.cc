@@ -217,6 +217,37 @@ void add_tensor_converters(ConverterTable& t) {
   t["relu"] = unary("Relu");
   t["sigmoid"] = unary("Sigmoid");
   t["tanh"] = unary("Tanh");
+  // MXNet's elementwise math; round takes halves away from zero and fix goes towards zero.
+  static const std::pair<const char*, const char*> math[] = {{"abs", "Abs"},
+                                                             {"sign", "Sign"},
+                                                             {"negative", "Neg"},
+                                                             {"reciprocal", "Reciprocal"},
+                                                             {"exp", "Exp"},
+                                                             {"expm1", "Expm1"},
+                                                             {"log", "Log"},
+                                                             {"log1p", "Log1p"},
+                                                             {"log2", "Log2"},
+                                                             {"log10", "Log10"},
+                                                             {"sqrt", "Sqrt"},
+                                                             {"cbrt", "Cbrt"},
+                                                             {"sin", "Sin"},
+                                                             {"cos", "Cos"},
+                                                             {"tan", "Tan"},
+                                                             {"arcsin", "Asin"},
+                                                             {"arccos", "Acos"},
+                                                             {"arctan", "Atan"},
+                                                             {"sinh", "Sinh"},
+                                                             {"cosh", "Cosh"},
+                                                             {"arcsinh", "Asinh"},
+                                                             {"arccosh", "Acosh"},
+                                                             {"arctanh", "Atanh"},
+                                                             {"erf", "Erf"},
+                                                             {"floor", "Floor"},
+                                                             {"ceil", "Ceil"},
+                                                             {"round", "RoundHalfAway"},
+                                                             {"fix", "Trunc"},
+                                                             {"trunc", "Trunc"}};
+  for (const auto& [mxnet_op, kiln_op] : math) t[mxnet_op] = unary(kiln_op);
   t["Flatten"] = t["flatten"] = flatten;
   t["Concat"] = t["concat"] = concat;
   t["add_n"] = t["ElementWiseSum"] = add_n;

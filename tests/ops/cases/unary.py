@@ -47,6 +47,13 @@ FLOAT_OPS = {
     "Acosh": (np.arccosh, (1, 6)),
     "Atanh": (np.arctanh, (-0.99, 0.99)),
     "Erf": (_erf, (-3, 3)),
+    "Trunc": (np.trunc, (-5, 5)),
+    "RoundHalfAway": (lambda x: np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)), (-5, 5)),
+    "Expm1": (np.expm1, (-5, 5)),
+    "Log1p": (np.log1p, (-0.99, 10)),
+    "Log2": (np.log2, (0.01, 10)),
+    "Log10": (np.log10, (0.01, 10)),
+    "Cbrt": (np.cbrt, (-10, 10)),
 }
 
 
@@ -88,6 +95,11 @@ def write_float_ops(root):
     for dtype in FLOATS:
         x = halves.astype(np_dtype(dtype))
         write_case(root, f"round_{dtype}_halves_to_even", "Round", [x], [reference(np.round, x)])
+        away = FLOAT_OPS["RoundHalfAway"][0]
+        write_case(root, f"roundhalfaway_{dtype}_halves", "RoundHalfAway", [x], [reference(away, x)])
+    tiny = np.array([1e-10, -1e-10, 1e-30, 3e-8], dtype=np.float32)
+    for op, fn in (("Expm1", np.expm1), ("Log1p", np.log1p)):
+        write_case(root, f"{op.lower()}_float32_tiny", op, [tiny], [reference(fn, tiny)])
 
 
 def write_sign_magnitude(root):
