@@ -211,6 +211,19 @@ floor = _unary("Floor")
 ceil = _unary("Ceil")
 erf = _unary("Erf")
 softsign = _unary("Softsign")
+sinh = _unary("Sinh")
+cosh = _unary("Cosh")
+arcsinh = _unary("Asinh")
+arccosh = _unary("Acosh")
+arctanh = _unary("Atanh")
+# MXNet's rounding: halves away from zero (round), towards zero (fix, trunc).
+round = _unary("RoundHalfAway")  # noqa: A001 (MXNet's name)
+fix = trunc = _unary("Trunc")
+expm1 = _unary("Expm1")
+log1p = _unary("Log1p")
+log2 = _unary("Log2")
+log10 = _unary("Log10")
+cbrt = _unary("Cbrt")
 
 
 @_mxnet_keywords
@@ -652,8 +665,7 @@ _METHODS = {
     "one_hot": one_hot, "split": split,
 }
 from . import mxnet_ops as _mxnet_ops  # noqa: E402 (it builds on the functions above)
-from .mxnet_ops import (round, rint, fix, trunc, expm1, log1p, log2, log10, cbrt, rcbrt, sinh, cosh,  # noqa: E402,A004
-                        arcsinh, arccosh, arctanh, degrees, radians, softmin, nansum, nanprod, argmax_channel,
+from .mxnet_ops import (rint, rcbrt, degrees, radians, softmin, nansum, nanprod, argmax_channel,  # noqa: E402
                         shape_array, size_array, flip, reverse, split_v2, slice_like, reshape_like,
                         broadcast_axes, broadcast_axis, pick, pad, choose_element_0index, fill_element_0index,
                         onehot_encode)

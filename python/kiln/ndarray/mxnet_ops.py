@@ -1,28 +1,16 @@
-"""The rest of MXNet 1.x's mx.nd math and shape functions, built on Kiln's ops with MXNet's
-semantics where they differ from numpy's: `round` takes halves away from zero, `rint` takes them
-down (MXNet's own rule), `fix` goes towards zero, `argmax_channel` reduces axis 1, `pick` clips or
-wraps its indices. Each records for autograd as the ops it is made of.
+"""The rest of MXNet 1.x's mx.nd math and shape functions, composed of Kiln's ops with MXNet's
+semantics where they differ from numpy's: `rint` takes halves down (MXNet's own rule),
+`argmax_channel` reduces axis 1, `pick` clips or wraps its indices. Each records for autograd as
+the ops it is made of. FLUENT lists the NDArray methods the package attaches.
 """
 import builtins as _builtins
 import math as _math
 
 import numpy as _np
 
-from . import (_invoke1, _mxnet_keywords, _unary, array, broadcast_to, cast, ceil, floor, maximum, minimum, one_hot,
-               prod, reciprocal, reshape, softmax, squeeze, sum, where, zeros_like)
-
-round = _unary("RoundHalfAway")  # noqa: A001 (MXNet's name)
-fix = trunc = _unary("Trunc")
-expm1 = _unary("Expm1")
-log1p = _unary("Log1p")
-log2 = _unary("Log2")
-log10 = _unary("Log10")
-cbrt = _unary("Cbrt")
-sinh = _unary("Sinh")
-cosh = _unary("Cosh")
-arcsinh = _unary("Asinh")
-arccosh = _unary("Acosh")
-arctanh = _unary("Atanh")
+from . import (_invoke1, _mxnet_keywords, arccosh, arcsinh, arctanh, array, broadcast_to, cast, cbrt, ceil, cosh,
+               expm1, fix, floor, log1p, log2, log10, maximum, minimum, one_hot, prod, reciprocal, reshape, round,
+               sinh, softmax, squeeze, sum, trunc, where, zeros_like)
 
 
 @_mxnet_keywords
