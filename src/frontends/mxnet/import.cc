@@ -294,6 +294,8 @@ std::vector<int64_t> resolve_reshape(const Shape& input, const std::vector<int64
         bad("-4 needs two values after it and a dimension to split");
       int64_t a = want[j + 1], b = want[j + 2];
       if (a == -1 && b == -1) bad("-4 with two -1");
+      if ((a < 0 && a != -1) || (b < 0 && b != -1)) bad("-4 split into a negative dimension");
+      if ((a == -1 && b == 0) || (b == -1 && a == 0)) bad("-4 infers a dimension from a split of size 0");
       if (a == -1) a = src[i] / b;
       if (b == -1) b = src[i] / a;
       if (a * b != src[i]) bad("-4 split does not multiply to " + std::to_string(src[i]));
