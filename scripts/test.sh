@@ -22,8 +22,9 @@ for stage in $stages; do
       ;;
     asan)
       # clang: the library, unit tests, the kiln command line, the conformance runner, the MXNet
-      # file tools and the fuzz targets (the fuzz stage runs them from this build). mxnet_models is left to the release stage: it runs whole zoo networks, which take
-      # minutes each under ASan and add nothing the mxnet_files and mxnet_export parsers miss.
+      # file tools and the fuzz targets (the fuzz stage runs them from this build). mxnet_models
+      # is left to the release stage: it runs whole zoo networks, which take minutes each under
+      # ASan and add nothing the mxnet_files and mxnet_export parsers miss.
       scripts/build.sh asan
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --preset asan -j "$jobs" -L "unit|cli|conformance|mxnet" -E "^mxnet_models$"

@@ -189,9 +189,8 @@ Symbol.__pow__ = lambda self, other: (_create("_power", self, other) if isinstan
                                       else _create("_power_scalar", self, scalar=float(other)))
 Symbol.__neg__ = lambda self: _create("_mul_scalar", self, scalar=-1.0)
 Symbol.__abs__ = lambda self: _create("abs", self)
-# A symbol is an immutable graph description: copies and pickles go through its JSON, as MXNet's do.
+# A symbol is an immutable graph description: pickles, and so copy.copy and copy.deepcopy, go
+# through its JSON, as MXNet's do.
 Symbol.__reduce__ = lambda self: (_from_json, (self.tojson(),))
-Symbol.__copy__ = lambda self: load_json(self.tojson())
-Symbol.__deepcopy__ = lambda self, memo: load_json(self.tojson())
 
 __all__ = ["Symbol", "Executor", "Variable", "var", "Group", "load", "load_json"]

@@ -392,19 +392,8 @@ def _squeezed_shape(shape, axis):
     return squeezed if squeezed or not shape else (1,)  # MXNet keeps one axis of an all-ones shape
 
 
-@_mxnet_keywords
-def expand_dims(data, axis):
-    """A copy of `data` with a new axis of length 1 at `axis`."""
-    return data.reshape(_expanded_shape(data.shape, axis)).copy()
-
-
-@_mxnet_keywords
-def squeeze(data, axis=None):
-    """A copy of `data` without its length-1 axes (those of `axis`, or all)."""
-    return data.reshape(_squeezed_shape(data.shape, axis)).copy()
-
-
-# NDArray's methods take inplace=: True gives a view sharing the array's memory, as in MXNet.
+# NDArray's methods take inplace=: True gives a view sharing the array's memory, as in MXNet; the
+# functions give copies. Kiln's own callers take views of the arrays they have just made.
 def _expand_dims_method(self, axis, inplace=False):
     view = self.reshape(_expanded_shape(self.shape, axis))
     return view if inplace else view.copy()
@@ -413,6 +402,18 @@ def _expand_dims_method(self, axis, inplace=False):
 def _squeeze_method(self, axis=None, inplace=False):
     view = self.reshape(_squeezed_shape(self.shape, axis))
     return view if inplace else view.copy()
+
+
+@_mxnet_keywords
+def expand_dims(data, axis):
+    """A copy of `data` with a new axis of length 1 at `axis`."""
+    return _expand_dims_method(data, axis)
+
+
+@_mxnet_keywords
+def squeeze(data, axis=None):
+    """A copy of `data` without its length-1 axes (those of `axis`, or all)."""
+    return _squeeze_method(data, axis)
 
 
 _flatten_view = NDArray.flatten  # traced as Flatten, so exported graphs keep their batch size free
@@ -430,14 +431,14 @@ def concat(*data, dim=1):
 
 @_mxnet_keywords
 def stack(*data, axis=0):
-    return concat(*[expand_dims(d, axis) for d in data], dim=axis)
+    return concat(*[_expand_dims_method(d, axis, inplace=True) for d in data], dim=axis)
 
 
 @_mxnet_keywords
 def split(data, num_outputs, axis=1, squeeze_axis=False):
     outs = _invoke("Split", [data], {"axis": axis, "num_outputs": num_outputs}, num_outputs)
     if squeeze_axis:
-        outs = [squeeze(o, axis) for o in outs]
+        outs = [_squeeze_method(o, axis, inplace=True) for o in outs]
     return outs if num_outputs > 1 else outs[0]
 
 
@@ -494,7 +495,7 @@ def repeat(data, repeats, axis=None):
         data, axis = data.reshape((-1,)), 0
     axis %= data.ndim
     shape = data.shape
-    columns = tile(expand_dims(data, axis + 1), (1,) * (axis + 1) + (repeats,) + (1,) * (data.ndim - axis - 1))
+    columns = tile(_expand_dims_method(data, axis + 1, inplace=True), (1,) * (axis + 1) + (repeats,) + (1,) * (data.ndim - axis - 1))
     return columns.reshape(shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:])
 
 

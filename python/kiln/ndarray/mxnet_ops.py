@@ -158,13 +158,13 @@ def pick(data, index, axis=-1, keepdims=False, mode="clip"):
     n = data.shape[axis]
     idx = cast(index, "int64")
     if idx.ndim == data.ndim - 1:
-        idx = idx.expand_dims(axis)
+        idx = idx.expand_dims(axis, inplace=True)
     if mode == "clip":
         idx = minimum(maximum(idx, array([0], dtype="int64")), array([n - 1], dtype="int64"))
     else:
         idx = _invoke1("Mod", [idx, array([n], dtype="int64")])
     out = _invoke1("GatherElements", [data, idx], axis=axis)
-    return out if keepdims else squeeze(out, axis)
+    return out if keepdims else out.squeeze(axis, inplace=True)
 
 
 @_mxnet_keywords
@@ -186,7 +186,7 @@ def onehot_encode(indices, out):
     return out
 
 
-_PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect"}
+_PAD_MODES = ("constant", "edge", "reflect")
 
 
 @_mxnet_keywords
@@ -201,7 +201,7 @@ def pad(data, mode, pad_width, constant_value=0.0):
     inputs = [data, array(pads, dtype="int64")]
     if mode == "constant":
         inputs.append(array([constant_value], dtype=data.dtype).reshape(()))
-    return _invoke1("Pad", inputs, mode=_PAD_MODES[mode])
+    return _invoke1("Pad", inputs, mode=mode)
 
 
 # Methods of NDArray that call these functions, as MXNet's fluent interface does.
