@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test, from a fresh machine: install what is missing, build, and run
 #   1. the release build's whole ctest suite (unit tests, op cases, install check, examples);
-#   2. the unit, command-line, conformance and MXNet-file tests under AddressSanitizer +
+#   2. the unit, command-line, conformance, MXNet-file and Python tests under AddressSanitizer +
 #      UndefinedBehaviorSanitizer;
 #   3. the threaded tests (engine, NDArray, profiler, runtime, deploy) under ThreadSanitizer;
 #   4. the file-parser fuzz targets for a short, fixed time.
@@ -22,12 +22,12 @@ for stage in $stages; do
       ;;
     asan)
       # clang: the library, unit tests, the kiln command line, the conformance runner, the MXNet
-      # file tools and the fuzz targets (the fuzz stage runs them from this build). mxnet_models
-      # is left to the release stage: it runs whole zoo networks, which take minutes each under
-      # ASan and add nothing the mxnet_files and mxnet_export parsers miss.
+      # file tools, the Python package and the fuzz targets (the fuzz stage runs them from this
+      # build). mxnet_models is left to the release stage: it runs whole zoo networks, which take
+      # minutes each under ASan and add nothing the mxnet_files and mxnet_export parsers miss.
       scripts/build.sh asan
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        ctest --preset asan -j "$jobs" -L "unit|cli|conformance|mxnet" -E "^mxnet_models$"
+        ctest --preset asan -j "$jobs" -L "unit|cli|conformance|mxnet|python" -E "^mxnet_models$"
       ;;
     tsan)
       scripts/build.sh tsan --target kiln_engine_tests kiln_ndarray_tests kiln_profiler_tests kiln_runtime_tests kiln_deploy_tests

@@ -5,6 +5,11 @@ import subprocess
 
 import pytest
 
+# Under ASan the sanitizer runtime is preloaded into this process only: the processes the tests
+# start (the kiln command line, MXNet's Python) bring their own or none.
+if os.environ.get("KILN_ASAN_PRELOAD") and os.environ.get("LD_PRELOAD") == os.environ["KILN_ASAN_PRELOAD"]:
+    del os.environ["LD_PRELOAD"]
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MXNET_PYTHON = os.path.join(ROOT, ".venv-mxnet", "bin", "python")
 

@@ -4,6 +4,8 @@ import re
 import subprocess
 import sys
 
+from child_env import python_env
+
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
@@ -14,5 +16,5 @@ def test_python_md_examples_run(tmp_path):
     script = tmp_path / "examples.py"
     script.write_text("\n".join(blocks))
     result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=600, check=False)
+                            timeout=600, check=False, env=python_env())
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]

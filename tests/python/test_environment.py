@@ -1,15 +1,15 @@
 """A malformed KILN_* environment variable fails `import kiln`, naming the variable, before anything
 reads it; valid settings import."""
-import os
 import subprocess
 import sys
 
 import pytest
+from child_env import python_env
 
 
 def import_kiln(**settings):
-    env = dict(os.environ, **settings)
-    return subprocess.run([sys.executable, "-c", "import kiln"], env=env, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-c", "import kiln"], env=python_env(**settings), capture_output=True,
+                          text=True)
 
 
 @pytest.mark.parametrize("name,value", [("KILN_NUM_THREADS", "abc"), ("KILN_ENGINE", "bogus"),

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from child_env import python_env
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLES = os.path.join(ROOT, "examples", "python")
@@ -12,7 +13,7 @@ EXAMPLES = os.path.join(ROOT, "examples", "python")
 
 def run_example(name, tmp_path, *args):
     result = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=600, check=False)
+                            capture_output=True, text=True, timeout=600, check=False, env=python_env())
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     return result.stdout
 

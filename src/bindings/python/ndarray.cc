@@ -41,11 +41,11 @@ auto in_place(Op op) {
     NDArray& a = self.cast<NDArray&>();
     if (is_small(a, other)) {
       op(a, other);
-      return self;
+    } else {
+      py::gil_scoped_release release;
+      op(a, other);
     }
-    py::gil_scoped_release release;
-    op(a, other);
-    return self;
+    return self;  // copying a Python reference needs the GIL back
   };
 }
 
